@@ -1,0 +1,74 @@
+// CPU tiers: the two loop orders of the ladder's first step.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include "../prepare.h"
+
+namespace gemmtiles {
+namespace {
+
+inline float epilogue(const GemmProblem& p, int64_t z, int64_t m, int64_t n, float acc) {
+  float v = p.alpha * acc;
+  if (p.beta != 0.0f) v += p.beta * p.c[z * p.c_bs + m * p.c_rs + n * p.c_cs];
+  return v;
+}
+
+// naive: the i-j-k loop. The inner loop walks B down a column, K elements b_rs apart:
+// for a row-major B every step touches a new cache line.
+at::Tensor naive_cpu(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& c,
+                     double alpha, double beta) {
+  PreparedGemm g = prepare_gemm("naive", a, b, c, alpha, beta, Operands::kStrided);
+  if (!g.needs_kernel) return g.out;
+  const GemmProblem& p = g.p;
+  for (int64_t z = 0; z < p.batch; ++z) {
+    const float* az = p.a + z * p.a_bs;
+    const float* bz = p.b + z * p.b_bs;
+    float* oz = p.out + z * p.out_bs;
+    for (int64_t m = 0; m < p.M; ++m) {
+      for (int64_t n = 0; n < p.N; ++n) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < p.K; ++k) acc += az[m * p.a_rs + k * p.a_cs] * bz[k * p.b_rs + n * p.b_cs];
+        oz[m * p.out_rs + n] = epilogue(p, z, m, n, acc);
+      }
+    }
+  }
+  return g.out;
+}
+
+// reorder: the i-k-j loop. The inner loop runs along a row of B and a row of the output,
+// both unit stride, so it streams through cache lines and vectorises; rows run in parallel.
+at::Tensor reorder_cpu(const at::Tensor& a, const at::Tensor& b,
+                       const std::optional<at::Tensor>& c, double alpha, double beta) {
+  // b: (..., K, N); the inner loop needs its rows contiguous.
+  const bool b_rows_contiguous = b.dim() < 2 || b.stride(-1) == 1 || b.size(-1) == 1;
+  PreparedGemm g = prepare_gemm("reorder", a, b_rows_contiguous ? b : b.contiguous(), c,
+                                alpha, beta, Operands::kStrided);
+  if (!g.needs_kernel) return g.out;
+  const GemmProblem& p = g.p;
+  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, p.N * p.K));
+  at::parallel_for(0, p.batch * p.M, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t z = row / p.M, m = row % p.M;
+      const float* arow = p.a + z * p.a_bs + m * p.a_rs;
+      const float* bz = p.b + z * p.b_bs;
+      float* __restrict__ orow = p.out + z * p.out_bs + m * p.out_rs;
+      for (int64_t n = 0; n < p.N; ++n) orow[n] = 0.0f;
+      for (int64_t k = 0; k < p.K; ++k) {
+        const float av = arow[k * p.a_cs];
+        const float* __restrict__ brow = bz + k * p.b_rs;
+        for (int64_t n = 0; n < p.N; ++n) orow[n] += av * brow[n];
+      }
+      for (int64_t n = 0; n < p.N; ++n) orow[n] = epilogue(p, z, m, n, orow[n]);
+    }
+  });
+  return g.out;
+}
+
+}  // namespace
+}  // namespace gemmtiles
+
+TORCH_LIBRARY_IMPL(gemmtiles, CPU, m) {
+  m.impl("naive", &gemmtiles::naive_cpu);
+  m.impl("reorder", &gemmtiles::reorder_cpu);
+}

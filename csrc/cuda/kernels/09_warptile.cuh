@@ -1,0 +1,124 @@
+// Tier `warptile`: double_buffer, with a block -> warp -> thread hierarchy, every operand
+// layout read natively, and tile shapes chosen per problem.
+//
+// The block tile (BM x BN) is split into warp tiles (WM x WN), and each warp computes its
+// tile in WMITER x WNITER steps of a (WM/WMITER) x (WN/WNITER) sub-tile in which each of its
+// 32 lanes owns a TM x TN fragment. Compared with `double_buffer`:
+//  * the fragments a warp reads from shared memory for one k are a few contiguous float4 runs
+//    (one per sub-tile row and column), so every LDS.128 is conflict-free and broadcast-
+//    friendly whatever BM and BN are, which lets the block tile grow;
+//  * the large configuration (256 x 128 x 8, 16 x 8 outputs per thread, one block of 256
+//    threads per SM, as cuBLAS does on Hopper) does 128 FMAs per 6 shared loads per k,
+//    against 64 per 4 at 128 x 128;
+//  * A and B are read row- or column-major in place (template flags), so nn.Linear's
+//    x @ W^T (B column-major) and its backward products move no copies.
+// Costs: ~200+ registers per thread in the large configuration (one block per SM: latency
+// is hidden by instruction-level parallelism, not by other warps), ~25 KB of shared memory.
+#pragma once
+
+#include "common.cuh"
+
+namespace gemmtiles {
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WNITER_, int TM_, int TN_>
+struct WarptileConfig {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
+  static constexpr int WNITER = WNITER_, TM = TM_, TN = TN_;
+  static constexpr int kWarps = (BM / WM) * (BN / WN);
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+  static constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
+  // One block per SM when a thread holds more than 64 accumulators, else two.
+  static constexpr int kMinBlocks = WMITER * TM * WNITER * TN > 64 ? 1 : 2;
+  static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
+  static_assert(WMITER >= 1 && (WM * WN) % (32 * TM * TN * WNITER) == 0,
+                "a warp's lanes must cover its tile in whole sub-tiles");
+  static_assert(WM % WMITER == 0 && WN % WNITER == 0, "sub-tiles must tile the warp tile");
+  static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "a sub-tile holds one fragment per lane");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read and written as float4");
+  static dim3 block() { return dim3(kThreads); }
+};
+
+template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
+  constexpr int TM = Cfg::TM, TN = Cfg::TN, WMITER = Cfg::WMITER, WNITER = Cfg::WNITER;
+  constexpr int WSUBM = Cfg::WSUBM, WSUBN = Cfg::WSUBN;
+  // Transposed stores (K-major operands) need the padded pitch; direct float4 stores do not.
+  using LoadA = TileLoader<BM, BK, Cfg::kThreads, A_KMAJOR, A_KMAJOR ? 4 : 0>;
+  using LoadB = TileLoader<BN, BK, Cfg::kThreads, B_KMAJOR, B_KMAJOR ? 4 : 0>;
+  constexpr int kPitchA = LoadA::kPitch, kPitchB = LoadB::kPitch;
+  __shared__ __align__(16) float As[2][BK * kPitchA];  // As[buf][k * kPitchA + m]
+  __shared__ __align__(16) float Bs[2][BK * kPitchB];  // Bs[buf][k * kPitchB + n]
+
+  const BatchView v = batch_view(p);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
+  const int lm0 = lane / (WSUBN / TN) * TM, ln0 = lane % (WSUBN / TN) * TN;
+  const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
+  // A: (M, K) read as row-major (ld = a_rs) or column-major (ld = a_cs); B likewise.
+  const int64_t lda = A_KMAJOR ? p.a_rs : p.a_cs;
+  const int64_t ldb = B_KMAJOR ? p.b_cs : p.b_rs;
+  const bool vec_a = operand_vec_ok(v.a, lda), vec_b = operand_vec_ok(v.b, ldb);
+  const float* a = LoadA::origin(v.a, lda, m0);
+  const float* b = LoadB::origin(v.b, ldb, n0);
+  LoadA la;
+  LoadB lb;
+  float acc[WMITER * TM][WNITER * TN] = {};
+  float ra[WMITER * TM], rb[WNITER * TN];
+
+  la.load(a, lda, p.M - m0, p.K, vec_a);
+  lb.load(b, ldb, p.N - n0, p.K, vec_b);
+  la.store(As[0]);
+  lb.store(Bs[0]);
+  __syncthreads();
+  int cur = 0;
+  for (int64_t k0 = 0; k0 < p.K; k0 += BK) {
+    const bool has_next = k0 + BK < p.K;
+    if (has_next) {
+      a += LoadA::k_step(lda);
+      b += LoadB::k_step(ldb);
+      la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
+      lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+    }
+    const float* as = As[cur];
+    const float* bs = Bs[cur];
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+      for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; i += 4)
+          load4(&ra[wm * TM + i], as + k * kPitchA + wm0 + wm * WSUBM + lm0 + i);
+#pragma unroll
+      for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+          load4(&rb[wn * TN + j], bs + k * kPitchB + wn0 + wn * WSUBN + ln0 + j);
+#pragma unroll
+      for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += ra[i] * rb[j];
+    }
+    if (has_next) {
+      la.store(As[cur ^ 1]);
+      lb.store(Bs[cur ^ 1]);
+    }
+    __syncthreads();
+    cur ^= 1;
+  }
+
+  const bool vec_out = out_vec_ok(p);
+#pragma unroll
+  for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+          store_row4(p, v, m0 + wm0 + wm * WSUBM + lm0 + i, n0 + wn0 + wn * WSUBN + ln0 + j,
+                     &acc[wm * TM + i][wn * TN + j], vec_out);
+}
+
+}  // namespace gemmtiles

@@ -1,0 +1,153 @@
+// Pieces every CUDA tier shares: the batch entry of a block, the alpha/beta epilogue, and
+// (for the float4 tiers) the global -> register -> shared staging of an operand tile.
+// Torch-free, so a standalone tuning harness can include the kernels too.
+#pragma once
+
+#include <cstdint>
+
+#include "../../gemm_problem.h"
+
+namespace gemmtiles {
+
+// The pointers of the batch entry blockIdx.z.
+struct BatchView {
+  const float* a;
+  const float* b;
+  const float* c;
+  float* out;
+};
+
+__device__ __forceinline__ BatchView batch_view(const GemmProblem& p) {
+  const int64_t z = blockIdx.z;
+  return {p.a + z * p.a_bs, p.b + z * p.b_bs, p.c ? p.c + z * p.c_bs : nullptr,
+          p.out + z * p.out_bs};
+}
+
+// alpha * acc + beta * c(m, n); c is not read when beta == 0, so NaN in c never leaks.
+__device__ __forceinline__ float epilogue(const GemmProblem& p, const float* c, int64_t m,
+                                          int64_t n, float acc) {
+  float v = p.alpha * acc;
+  if (p.beta != 0.0f) v += p.beta * c[m * p.c_rs + n * p.c_cs];
+  return v;
+}
+
+__device__ __forceinline__ bool aligned16(const void* ptr) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0;
+}
+
+// True when rows of `out` can take float4 stores at columns that are multiples of 4.
+__device__ __forceinline__ bool out_vec_ok(const GemmProblem& p) {
+  return aligned16(p.out) && p.out_rs % 4 == 0 && p.out_bs % 4 == 0;
+}
+
+// Writes out(m, n..n+3) = epilogue(acc[0..3]), skipping what lies outside the matrix:
+// one float4 store when the four are inside and `vec` (out_vec_ok, n % 4 == 0) holds.
+__device__ __forceinline__ void store_row4(const GemmProblem& p, const BatchView& v, int64_t m,
+                                           int64_t n, const float* acc, bool vec) {
+  if (m >= p.M) return;
+  float r[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) r[j] = n + j < p.N ? epilogue(p, v.c, m, n + j, acc[j]) : 0.0f;
+  float* dst = v.out + m * p.out_rs + n;
+  if (vec && n + 3 < p.N) {
+    *reinterpret_cast<float4*>(dst) = make_float4(r[0], r[1], r[2], r[3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (n + j < p.N) dst[j] = r[j];
+  }
+}
+
+// dst[0..3] = src[0..3] with one 128-bit shared or global load; src 16-byte aligned.
+__device__ __forceinline__ void load4(float* dst, const float* src) {
+  const float4 x = *reinterpret_cast<const float4*>(src);
+  dst[0] = x.x;
+  dst[1] = x.y;
+  dst[2] = x.z;
+  dst[3] = x.w;
+}
+
+// One BK-deep tile of an operand, staged global -> registers -> shared memory, where it is
+// kept as smem[k][r] with a row pitch of ROWS + PAD floats (r runs over the BM rows of A or
+// the BN columns of B), so the compute loop reads TM or TN consecutive r as float4.
+//
+// K_MAJOR: k is the operand's unit-stride index (A row-major, B column-major). Loads run
+// along k as float4 and are transposed on the way into shared memory: four scalar stores.
+// Otherwise (A column-major, B row-major) float4 loads run along r and are stored as they
+// are. A float4 load needs the tile pointer 16-byte aligned and ld % 4 == 0 (`vec`) and all
+// four elements inside the matrix; anything else takes four guarded scalar loads, and what
+// lies outside the matrix is stored as zero, so partial tiles add nothing to the sums.
+template <int ROWS, int BK, int THREADS, bool K_MAJOR, int PAD>
+struct TileLoader {
+  static_assert(ROWS % 4 == 0 && BK % 4 == 0, "tile sides must be multiples of the float4 width");
+  static_assert((ROWS * BK) % (4 * THREADS) == 0, "each thread loads whole float4s");
+  static_assert(PAD % 4 == 0, "padding must keep the float4 reads of smem rows aligned");
+  static constexpr int kVecs = ROWS * BK / 4 / THREADS;
+  static constexpr int kPitch = ROWS + PAD;
+
+  float4 reg[kVecs];
+
+  // Pointer to element (r0, k = 0) of an operand with leading dimension ld.
+  static __device__ __forceinline__ const float* origin(const float* base, int64_t ld,
+                                                         int64_t r0) {
+    return K_MAJOR ? base + r0 * ld : base + r0;
+  }
+  // How far the tile pointer moves for the next BK values of k.
+  static __device__ __forceinline__ int64_t k_step(int64_t ld) { return K_MAJOR ? BK : BK * ld; }
+
+  // src: the tile's element (0, 0); rows, ks: how many of its r and k lie inside the matrix.
+  __device__ __forceinline__ void load(const float* src, int64_t ld, int64_t rows, int64_t ks,
+                                       bool vec) {
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int v = threadIdx.x + i * THREADS;
+      if (K_MAJOR) {
+        const int r = v / (BK / 4), k = v % (BK / 4) * 4;
+        const float* s = src + r * ld + k;
+        if (vec && r < rows && k + 3 < ks) {
+          reg[i] = *reinterpret_cast<const float4*>(s);
+        } else {
+          const bool in = r < rows;
+          reg[i] = make_float4(in && k < ks ? s[0] : 0.0f, in && k + 1 < ks ? s[1] : 0.0f,
+                               in && k + 2 < ks ? s[2] : 0.0f, in && k + 3 < ks ? s[3] : 0.0f);
+        }
+      } else {
+        const int k = v / (ROWS / 4), r = v % (ROWS / 4) * 4;
+        const float* s = src + k * ld + r;
+        if (vec && k < ks && r + 3 < rows) {
+          reg[i] = *reinterpret_cast<const float4*>(s);
+        } else {
+          const bool in = k < ks;
+          reg[i] = make_float4(in && r < rows ? s[0] : 0.0f, in && r + 1 < rows ? s[1] : 0.0f,
+                               in && r + 2 < rows ? s[2] : 0.0f, in && r + 3 < rows ? s[3] : 0.0f);
+        }
+      }
+    }
+  }
+
+  // smem: [BK][kPitch]
+  __device__ __forceinline__ void store(float* smem) const {
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int v = threadIdx.x + i * THREADS;
+      if (K_MAJOR) {
+        const int r = v / (BK / 4), k = v % (BK / 4) * 4;
+        smem[(k + 0) * kPitch + r] = reg[i].x;
+        smem[(k + 1) * kPitch + r] = reg[i].y;
+        smem[(k + 2) * kPitch + r] = reg[i].z;
+        smem[(k + 3) * kPitch + r] = reg[i].w;
+      } else {
+        const int k = v / (ROWS / 4), r = v % (ROWS / 4) * 4;
+        *reinterpret_cast<float4*>(smem + k * kPitch + r) = reg[i];
+      }
+    }
+  }
+};
+
+// Whether an operand's tiles may take float4 loads: every tile pointer is the operand's
+// pointer plus multiples of 4 floats when that pointer is 16-byte aligned and ld % 4 == 0.
+__device__ __forceinline__ bool operand_vec_ok(const float* base, int64_t ld) {
+  return aligned16(base) && ld % 4 == 0;
+}
+
+}  // namespace gemmtiles

@@ -1,0 +1,54 @@
+// Host side of the CUDA tiers: grid construction and the launch of one tier's kernel.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "../gemm_problem.h"
+
+namespace gemmtiles {
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+using Kernel = void (*)(GemmProblem);
+
+// Launches `kernel` over BM x BN tiles of C on the current stream: blockIdx.x walks the N
+// tiles, blockIdx.y the M tiles, blockIdx.z the batch. gridDim.y and gridDim.z stop at
+// 65535, so larger M and batches go out in several launches, each with its pointers moved
+// to its first row and batch entry (row offsets are multiples of BM, which keeps the float4
+// paths aligned).
+inline void launch_tiles(const GemmProblem& p, Kernel kernel, int BM, int BN, dim3 block,
+                         const char* op) {
+  constexpr int64_t kMaxGridYZ = 65535;
+  const int64_t n_tiles = ceil_div(p.N, BN);
+  TORCH_CHECK(n_tiles <= INT32_MAX, "gemmtiles::", op, ": N = ", p.N, " is too large");
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  for (int64_t z0 = 0; z0 < p.batch; z0 += kMaxGridYZ) {
+    for (int64_t m0 = 0; m0 < p.M; m0 += kMaxGridYZ * BM) {
+      GemmProblem q = p;
+      q.batch = std::min(kMaxGridYZ, p.batch - z0);
+      q.M = std::min(kMaxGridYZ * BM, p.M - m0);
+      q.a += z0 * p.a_bs + m0 * p.a_rs;
+      q.b += z0 * p.b_bs;
+      if (q.c) q.c += z0 * p.c_bs + m0 * p.c_rs;
+      q.out += z0 * p.out_bs + m0 * p.out_rs;
+      const dim3 grid(static_cast<unsigned>(n_tiles), static_cast<unsigned>(ceil_div(q.M, BM)),
+                      static_cast<unsigned>(q.batch));
+      kernel<<<grid, block, 0, stream>>>(q);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  }
+}
+
+template <typename Tier>
+void launch_tier(const GemmProblem& p, Kernel kernel, const char* op) {
+  launch_tiles(p, kernel, Tier::BM, Tier::BN, Tier::block(), op);
+}
+
+// warptile.cu
+void launch_warptile(const GemmProblem& p);
+
+}  // namespace gemmtiles

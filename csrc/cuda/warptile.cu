@@ -1,0 +1,48 @@
+// Launch of the warptile tier: the configuration for the problem size, and the kernel for
+// the operands' layouts.
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include "kernels/09_warptile.cuh"
+#include "launch.h"
+
+namespace gemmtiles {
+namespace {
+
+// 256 x 128 block tile, 16 x 8 outputs per thread: the most FMAs per shared load, one block
+// per SM. 128 x 128, 8 x 8 per thread: for problems with too few large tiles to fill the GPU.
+using WarptileLarge = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4>;
+using WarptileSmall = WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4>;
+
+template <typename Cfg>
+void launch_config(const GemmProblem& p) {
+  // prepare_gemm gave each operand one unit stride: A is K-major (row-major) when its column
+  // stride is 1, B is K-major (column-major) when its column stride is not.
+  const bool a_kmajor = p.a_cs == 1, b_kmajor = p.b_cs != 1;
+  Kernel kernel = a_kmajor ? (b_kmajor ? warptile_kernel<Cfg, true, true>
+                                       : warptile_kernel<Cfg, true, false>)
+                           : (b_kmajor ? warptile_kernel<Cfg, false, true>
+                                       : warptile_kernel<Cfg, false, false>);
+  launch_tiles(p, kernel, Cfg::BM, Cfg::BN, Cfg::block(), "warptile");
+}
+
+int multiprocessors() {
+  int sms = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                        c10::cuda::current_device()));
+  return sms;
+}
+
+}  // namespace
+
+void launch_warptile(const GemmProblem& p) {
+  const int64_t large_tiles =
+      ceil_div(p.M, WarptileLarge::BM) * ceil_div(p.N, WarptileLarge::BN) * p.batch;
+  if (large_tiles >= multiprocessors()) {
+    launch_config<WarptileLarge>(p);
+  } else {
+    launch_config<WarptileSmall>(p);
+  }
+}
+
+}  // namespace gemmtiles

@@ -1,0 +1,26 @@
+// The problem every gemmtiles tier solves, for one launch:
+//   out[z] = alpha * A[z] @ B[z] + beta * C[z]      z in [0, batch)
+// A[z] is (M, K), B[z] is (K, N), out[z] is (M, N) row-major, C[z] broadcasts to (M, N).
+// Operands are read through a row stride and a column stride, so transposed and sliced
+// tensors are used in place; a broadcast operand has stride 0 (batch or bias row).
+// Plain C++ with no torch headers: the CUDA kernels and the CPU loops share it.
+#pragma once
+
+#include <cstdint>
+
+namespace gemmtiles {
+
+struct GemmProblem {
+  int64_t batch, M, N, K;
+  const float* a;  // a: (batch, M, K), element (z, m, k) at a[z*a_bs + m*a_rs + k*a_cs]
+  int64_t a_bs, a_rs, a_cs;
+  const float* b;  // b: (batch, K, N), element (z, k, n) at b[z*b_bs + k*b_rs + n*b_cs]
+  int64_t b_bs, b_rs, b_cs;
+  const float* c;  // c: broadcast to (batch, M, N); nullptr when beta == 0 (never read)
+  int64_t c_bs, c_rs, c_cs;
+  float* out;      // out: (batch, M, N), unit column stride
+  int64_t out_bs, out_rs;
+  float alpha, beta;
+};
+
+}  // namespace gemmtiles

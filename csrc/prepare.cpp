@@ -1,0 +1,159 @@
+#include "prepare.h"
+
+#include <sstream>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace gemmtiles {
+namespace {
+
+std::string shape_str(const at::Tensor& t) {
+  std::ostringstream s;
+  for (int64_t d = 0; d < t.dim(); ++d) s << (d ? "x" : "") << t.size(d);
+  return s.str();
+}
+
+void check_operand(const char* op, const char* name, const at::Tensor& t) {
+  TORCH_CHECK_VALUE(t.dim() == 2 || t.dim() == 3, "gemmtiles::", op, ": expected ", name,
+                    " to be 2-D or 3-D, got ", t.dim(), "-D (shape ", t.sizes(), ")");
+  TORCH_CHECK_TYPE(t.scalar_type() == at::kFloat, "gemmtiles::", op, ": expected ", name,
+                   " to be float32, got ", t.scalar_type());
+}
+
+int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
+
+struct Slice {
+  at::Tensor t;
+  int64_t bs, rs, cs;
+};
+
+// Strides of one operand as the kernels read it. A stride of a size-1 dimension is never
+// multiplied by a non-zero index, so it is chosen freely: as a leading dimension that keeps
+// the float4 paths aligned.
+Slice slice_of(at::Tensor t, Operands operands) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  int64_t rs = t.stride(-2), cs = t.stride(-1);
+  if (operands == Operands::kRowMajor) {
+    if (rows == 1 || cols == 1) {
+      rs = rows == 1 ? round_up4(cols) : rs;
+      cs = 1;
+    } else if (cs != 1) {
+      t = t.contiguous();
+      rs = cols;
+      cs = 1;
+    }
+  } else if (operands == Operands::kUnitStride) {
+    if (rows == 1 && cs == 1) {
+      rs = round_up4(cols);
+    } else if (rows == 1) {
+      rs = 1;
+    } else if (cols == 1 && rs == 1) {
+      cs = round_up4(rows);
+    } else if (cols == 1) {
+      cs = 1;
+    } else if (cs != 1 && rs != 1) {
+      t = t.contiguous();
+      rs = cols;
+      cs = 1;
+    }
+  }
+  const int64_t bs = (t.dim() == 3 && t.size(0) != 1) ? t.stride(0) : 0;
+  return {t, bs, rs, cs};
+}
+
+}  // namespace
+
+PreparedGemm prepare_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
+                          const std::optional<at::Tensor>& c, double alpha, double beta,
+                          Operands operands) {
+  check_operand(op, "a", a);
+  check_operand(op, "b", b);
+  TORCH_CHECK(a.device() == b.device(), "gemmtiles::", op,
+              ": expected all tensors on one device, got a on ", a.device(), " and b on ",
+              b.device());
+  TORCH_CHECK_VALUE(a.size(-1) == b.size(-2), "gemmtiles::", op,
+                    ": shapes cannot be multiplied (", shape_str(a), " and ", shape_str(b),
+                    ")");
+  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  const int64_t a_batch = a.dim() == 3 ? a.size(0) : 1;
+  const int64_t b_batch = b.dim() == 3 ? b.size(0) : 1;
+  TORCH_CHECK_VALUE(a_batch == b_batch || a_batch == 1 || b_batch == 1, "gemmtiles::", op,
+                    ": batch sizes of a and b cannot be broadcast (", shape_str(a), " and ",
+                    shape_str(b), ")");
+  const int64_t batch = std::max(a_batch, b_batch);
+  const bool batched = a.dim() == 3 || b.dim() == 3;
+  std::vector<int64_t> out_shape = batched ? std::vector<int64_t>{batch, M, N}
+                                           : std::vector<int64_t>{M, N};
+
+  if (c.has_value()) {
+    const at::Tensor& ct = *c;
+    TORCH_CHECK_TYPE(ct.scalar_type() == at::kFloat, "gemmtiles::", op,
+                     ": expected c to be float32, got ", ct.scalar_type());
+    TORCH_CHECK(ct.device() == a.device(), "gemmtiles::", op,
+                ": expected all tensors on one device, got a on ", a.device(), " and c on ",
+                ct.device());
+    bool ok = ct.dim() <= static_cast<int64_t>(out_shape.size());
+    for (int64_t d = 1; ok && d <= ct.dim(); ++d) {
+      const int64_t cs = ct.size(-d), os = out_shape[out_shape.size() - d];
+      ok = cs == os || cs == 1;
+    }
+    TORCH_CHECK_VALUE(ok, "gemmtiles::", op, ": c of shape ", ct.sizes(),
+                      " cannot be broadcast to the output shape ", at::IntArrayRef(out_shape));
+  }
+
+  PreparedGemm r;
+  r.out = at::empty(out_shape, a.options());
+  const bool use_c = c.has_value() && beta != 0.0;
+  if (r.out.numel() == 0) {
+    r.needs_kernel = false;
+    return r;
+  }
+  if (K == 0) {
+    // An empty sum: the product is zero, so out = beta * c (zeros without c).
+    if (use_c) {
+      r.out.copy_(c->expand(out_shape)).mul_(beta);
+    } else {
+      r.out.zero_();
+    }
+    r.needs_kernel = false;
+    return r;
+  }
+
+  Slice sa = slice_of(a, operands);
+  Slice sb = slice_of(b, operands);
+  r.a = sa.t;
+  r.b = sb.t;
+  GemmProblem& p = r.p;
+  p.batch = batch;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.a = sa.t.data_ptr<float>();
+  p.a_bs = sa.bs;
+  p.a_rs = sa.rs;
+  p.a_cs = sa.cs;
+  p.b = sb.t.data_ptr<float>();
+  p.b_bs = sb.bs;
+  p.b_rs = sb.rs;
+  p.b_cs = sb.cs;
+  if (use_c) {
+    r.c = c->expand(out_shape);
+    p.c = r.c.data_ptr<float>();
+    p.c_bs = batched ? r.c.stride(0) : 0;
+    p.c_rs = r.c.stride(-2);
+    p.c_cs = r.c.stride(-1);
+  } else {
+    p.c = nullptr;
+    p.c_bs = p.c_rs = p.c_cs = 0;
+  }
+  p.out = r.out.data_ptr<float>();
+  p.out_bs = M * N;
+  p.out_rs = N;
+  p.alpha = static_cast<float>(alpha);
+  p.beta = use_c ? static_cast<float>(beta) : 0.0f;
+  r.needs_kernel = true;
+  return r;
+}
+
+}  // namespace gemmtiles

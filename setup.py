@@ -1,0 +1,67 @@
+"""Build of the gemmtiles extension.
+
+The CUDA extension is built whenever torch was built with CUDA and nvcc is found — a GPU
+need not be visible — otherwise the CPU-only extension (CPU tiers, op schemas, fake kernels).
+"""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+
+
+def _toolkit_of_nvcc():
+    """The CUDA toolkit that the `nvcc` on PATH runs from.
+
+    torch takes the parent of nvcc's directory as CUDA_HOME; where nvcc is a wrapper script
+    (e.g. /usr/local/bin/nvcc running /usr/local/cuda-13.0/bin/nvcc) that directory has no
+    CUDA libraries, so ask nvcc where it really lives.
+    """
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    try:
+        out = subprocess.run([nvcc, "-dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    here = re.search(r"^#\$ _HERE_=(.*)$", out.stdout + out.stderr, re.MULTILINE)
+    return os.path.dirname(here.group(1).strip()) if here else None
+
+
+if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH"):
+    _home = _toolkit_of_nvcc()
+    if _home:
+        os.environ["CUDA_HOME"] = _home
+
+import torch  # noqa: E402  (after CUDA_HOME is settled: cpp_extension reads it on import)
+from setuptools import setup  # noqa: E402
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension  # noqa: E402
+
+
+def _use_cuda() -> bool:
+    if os.environ.get("GEMMTILES_CPU_ONLY", "0") == "1":
+        return False
+    return torch.version.cuda is not None and CUDA_HOME is not None
+
+
+def _extension():
+    sources = sorted(glob.glob(os.path.join("csrc", "*.cpp")) + glob.glob(os.path.join("csrc", "cpu", "*.cpp")))
+    cxx = ["-O3"]
+    if not _use_cuda():
+        return CppExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx})
+    # torch's default arch list needs a visible GPU; build for Hopper unless told otherwise.
+    if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+    nvcc = ["-O3", "-lineinfo"]
+    if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
+        nvcc.append("--ptxas-options=-v")
+    sources += sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+    return CUDAExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc})
+
+
+setup(
+    ext_modules=[_extension()],
+    cmdclass={"build_ext": BuildExtension},
+)
