@@ -20,7 +20,8 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int WNITER_, int TM_, int TN_>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WNITER_, int TM_, int TN_,
+          int MIN_BLOCKS = 1>
 struct WarptileConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
   static constexpr int WNITER = WNITER_, TM = TM_, TN = TN_;
@@ -28,8 +29,8 @@ struct WarptileConfig {
   static constexpr int kThreads = kWarps * 32;
   static constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
   static constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
-  // One block per SM when a thread holds more than 64 accumulators, else two.
-  static constexpr int kMinBlocks = WMITER * TM * WNITER * TN > 64 ? 1 : 2;
+  // Blocks per SM that the register allocation must leave room for (__launch_bounds__).
+  static constexpr int kMinBlocks = MIN_BLOCKS;
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
   static_assert(WMITER >= 1 && (WM * WN) % (32 * TM * TN * WNITER) == 0,
                 "a warp's lanes must cover its tile in whole sub-tiles");

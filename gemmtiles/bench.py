@@ -1,0 +1,251 @@
+"""The ladder against cuBLAS: ``python -m gemmtiles.bench``.
+
+Times every tier (or those named) on the benchmark shapes with CUDA events (warm-up, median
+of repeats), next to ``torch.matmul`` with TF32 off (cuBLAS's fp32 GEMM) measured in the same
+process on the same inputs. Prints a table, writes CSV and JSON, and plots TFLOP/s against
+size. Without a GPU it runs the CPU tiers against torch.matmul on the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable, Optional
+
+import torch
+
+from . import sgemm, variants
+from ._tiers import BY_NAME
+
+SQUARES = [256, 512, 1024, 2048, 4096, 8192]
+TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
+TRANSFORMER_M = [1, 32, 128, 2048, 8192]
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+    layout: str = "NN"  # NN; NT is nn.Linear's x @ W^T (B column-major)
+    group: str = "custom"
+
+    @property
+    def label(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}" + ("" if self.layout == "NN" else f" {self.layout}")
+
+
+def shape_set(name: str, device_type: str) -> list[Shape]:
+    if device_type == "cpu":
+        sets = {"squares": [Shape(s, s, s, group="squares") for s in (64, 128, 256, 512)]}
+        sets["all"] = sets["squares"]
+    else:
+        sets = {
+            "squares": [Shape(s, s, s, group="squares") for s in SQUARES],
+            "odd": [Shape(4095, 4097, 4093, group="odd")],
+            "transformer": [Shape(m, n, k, group="transformer") for (k, n) in TRANSFORMER_KN for m in TRANSFORMER_M],
+            "linear": [Shape(m, n, k, "NT", group="linear") for (k, n) in TRANSFORMER_KN for m in (2048, 8192)],
+        }
+        sets["all"] = sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"]
+    if name in sets:
+        return sets[name]
+    shapes = []
+    for spec in name.split(","):
+        dims, _, layout = spec.partition(":")
+        m, n, k = (int(x) for x in dims.lower().split("x"))
+        shapes.append(Shape(m, n, k, layout or "NN"))
+    return shapes
+
+
+def peak_tflops(device: torch.device) -> Optional[float]:
+    """fp32 FMA peak: SMs x 128 lanes x 2 flops x 1.98 GHz on Hopper (H100 SXM: 66.9)."""
+    if device.type != "cuda":
+        return None
+    props = torch.cuda.get_device_properties(device)
+    if props.major == 9:
+        return props.multi_processor_count * 128 * 2 * 1.98e9 / 1e12
+    return None
+
+
+def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats: int, budget_s: float):
+    """Median milliseconds of fn() and how many runs it took; fewer runs for slow calls."""
+    if device.type == "cuda":
+        def once() -> float:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end)
+    else:
+        def once() -> float:
+            t0 = time.perf_counter()
+            fn()
+            return (time.perf_counter() - t0) * 1e3
+
+    first = once()
+    if first > budget_s * 1e3:
+        return first, 1
+    for _ in range(max(0, warmup - 1)):
+        once()
+    n = max(3, min(repeats, int(budget_s * 1e3 / max(first, 1e-3))))
+    return statistics.median(once() for _ in range(n)), n
+
+
+@dataclass
+class Row:
+    shape: str
+    group: str
+    tier: str
+    ms: float
+    tflops: float
+    vs_previous: Optional[float]
+    vs_cublas: Optional[float]
+    peak_share: Optional[float]
+    runs: int
+    rel_err: Optional[float]
+
+
+def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
+        budget_s: float, progress: bool = True) -> list[Row]:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    peak = peak_tflops(device)
+    ref_name = "cublas" if device.type == "cuda" else "torch"
+    rows: list[Row] = []
+    total = len(shapes) * (len(tiers) + 1)
+    done = 0
+    g = torch.Generator(device="cpu").manual_seed(0)
+    for shape in shapes:
+        a = torch.randn(shape.m, shape.k, generator=g).to(device)
+        if shape.layout == "NT":
+            b = torch.randn(shape.n, shape.k, generator=g).to(device).T  # nn.Linear's W^T
+        else:
+            b = torch.randn(shape.k, shape.n, generator=g).to(device)
+        flops = 2.0 * shape.m * shape.n * shape.k
+        ref = torch.matmul(a, b)
+        ref_norm = ref.norm().item() or 1.0
+        results = {}
+        for name in [ref_name] + tiers:
+            done += 1
+            if progress and sys.stderr.isatty():
+                print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
+            fn = (lambda: torch.matmul(a, b)) if name == ref_name else (lambda name=name: sgemm(a, b, variant=name))
+            out = fn()
+            err = None if name == ref_name else ((out - ref).norm().item() / ref_norm)
+            del out
+            ms, n = _timer(device, fn, warmup, repeats, budget_s)
+            results[name] = (ms, n, err)
+        ref_tflops = flops / results[ref_name][0] / 1e9
+        prev = None
+        for name in [ref_name] + tiers:
+            ms, n, err = results[name]
+            tf = flops / ms / 1e9
+            rows.append(Row(
+                shape=shape.label, group=shape.group, tier=name, ms=ms, tflops=tf,
+                vs_previous=None if name == ref_name or prev is None else tf / prev,
+                vs_cublas=tf / ref_tflops, peak_share=None if peak is None else tf / peak,
+                runs=n, rel_err=err,
+            ))
+            if name != ref_name:
+                prev = tf
+        del a, b, ref
+    if progress and sys.stderr.isatty():
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    return rows
+
+
+def _fmt(x: Optional[float], spec: str) -> str:
+    return "" if x is None else format(x, spec)
+
+
+def table(rows: list[Row], device_name: str, ref_name: str) -> str:
+    head = f"{'shape':<22} {'tier':<14} {'ms':>10} {'TFLOP/s':>9} {'vs prev':>8} {'vs ' + ref_name:>10} {'peak':>6} {'rel err':>9}"
+    lines = [f"gemmtiles.bench on {device_name}", head, "-" * len(head)]
+    last = None
+    for r in rows:
+        if last is not None and r.shape != last:
+            lines.append("")
+        last = r.shape
+        lines.append(
+            f"{r.shape:<22} {r.tier:<14} {r.ms:>10.4f} {r.tflops:>9.3f} {_fmt(r.vs_previous, '.2f'):>8}"
+            f" {_fmt(r.vs_cublas, '.3f'):>10} {_fmt(None if r.peak_share is None else 100 * r.peak_share, '.1f'):>6}"
+            f" {_fmt(r.rel_err, '.1e'):>9}"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    squares = [r for r in rows if r.group == "squares"]
+    if not squares:
+        return False
+    fig, ax = plt.subplots(figsize=(9, 6))
+    for tier in dict.fromkeys(r.tier for r in squares):
+        pts = sorted((int(r.shape.split("x")[0]), r.tflops) for r in squares if r.tier == tier)
+        style = dict(color="black", linestyle="--", linewidth=2) if tier == ref_name else dict(marker="o")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=tier, **style)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOP/s (fp32)")
+    ax.set_title(f"gemmtiles ladder vs {ref_name} on {device_name}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gemmtiles.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
+    p.add_argument("--shapes", default="all",
+                   help="squares, odd, transformer, linear, all (default), or MxNxK[:NT],...")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")
+    p.add_argument("--out", default="bench-results", help="folder for CSV, JSON and the plot")
+    args = p.parse_args(argv)
+
+    device = torch.device(args.device)
+    available = variants(device)
+    tiers = available if args.tiers == "all" else args.tiers.split(",")
+    for t in tiers:
+        if t not in BY_NAME or t not in available:
+            p.error(f"tier {t!r} does not run on {device.type} here; available: {', '.join(available)}")
+    shapes = shape_set(args.shapes, device.type)
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    ref_name = "cublas" if device.type == "cuda" else "torch"
+
+    rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget)
+    print(table(rows, device_name, ref_name))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
+        w.writeheader()
+        w.writerows(asdict(r) for r in rows)
+    meta = {"device": device_name, "torch": torch.__version__, "reference": ref_name,
+            "peak_tflops": peak_tflops(device), "rows": [asdict(r) for r in rows]}
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    plotted = plot(rows, os.path.join(args.out, "bench.png"), device_name, ref_name)
+    print(f"\nwrote {args.out}/bench.csv, {args.out}/bench.json" + (f", {args.out}/bench.png" if plotted else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

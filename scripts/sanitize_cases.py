@@ -1,0 +1,44 @@
+"""Every CUDA tier on small odd shapes, layouts, misaligned offsets, batches and alpha/beta:
+the workload that scripts/sanitize.sh runs under compute-sanitizer. Also checks the results,
+so an out-of-bounds read that happens to return zeros still fails here."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+import gemmtiles  # noqa: E402
+from conftest import assert_gemm_close, operand  # noqa: E402
+
+CASES = [
+    # m, n, k, a layout, b layout, pad, offset, batch
+    (1, 1, 1, "row", "row", 0, 0, None),
+    (3, 5, 7, "row", "col", 1, 1, None),
+    (17, 13, 9, "col", "row", 0, 3, None),
+    (33, 31, 29, "col", "col", 2, 2, None),
+    (129, 131, 37, "row", "row", 0, 1, None),
+    (130, 257, 11, "row", "col", 3, 0, None),
+    (257, 129, 16, "col", "row", 0, 0, 2),
+    (65, 66, 67, "row", "row", 0, 0, 3),
+]
+
+
+def main() -> int:
+    tiers = sys.argv[1:] or gemmtiles.variants("cuda")
+    for tier in tiers:
+        for m, n, k, la, lb, pad, off, batch in CASES:
+            a = operand(m, k, "cuda", la, pad, off, batch)
+            b = operand(k, n, "cuda", lb, pad, off)
+            c = torch.randn(n, device="cuda")
+            out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=-1.0)
+            torch.cuda.synchronize()
+            assert_gemm_close(out, a, b, c, 0.5, -1.0)
+        print(f"{tier}: {len(CASES)} cases ok", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
