@@ -23,7 +23,8 @@ for step in $steps; do
         && /tmp/tune_warptile | tee "$OUT/tune.txt" && /tmp/tune_warptile 8192 8192 8192 | tee -a "$OUT/tune.txt"
       ;;
     tests)
-      python -m pytest tests -q -x -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -25
+      python -m pytest tests -q -x -p no:cacheprovider ${PYTEST_ARGS:-} >"$OUT/tests.log" 2>&1
+      grep -m1 -B2 -A12 "Fatal Python error" "$OUT/tests.log"; tail -25 "$OUT/tests.log"
       ;;
     bench)
       python -m gemmtiles.bench --shapes "${BENCH_SHAPES:-all}" --out "$OUT" 2>&1 | tee "$OUT/bench.txt"

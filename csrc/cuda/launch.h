@@ -21,11 +21,15 @@ using Kernel = void (*)(GemmProblem);
 // to its first row and batch entry (row offsets are multiples of BM, which keeps the float4
 // paths aligned).
 inline void launch_tiles(const GemmProblem& p, Kernel kernel, int BM, int BN, dim3 block,
-                         const char* op) {
+                         const char* op, size_t smem_bytes = 0) {
   constexpr int64_t kMaxGridYZ = 65535;
   const int64_t n_tiles = ceil_div(p.N, BN);
   TORCH_CHECK(n_tiles <= INT32_MAX, "gemmtiles::", op, ": N = ", p.N, " is too large");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  if (smem_bytes > 48 * 1024) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem_bytes)));
+  }
   for (int64_t z0 = 0; z0 < p.batch; z0 += kMaxGridYZ) {
     for (int64_t m0 = 0; m0 < p.M; m0 += kMaxGridYZ * BM) {
       GemmProblem q = p;
@@ -37,7 +41,7 @@ inline void launch_tiles(const GemmProblem& p, Kernel kernel, int BM, int BN, di
       q.out += z0 * p.out_bs + m0 * p.out_rs;
       const dim3 grid(static_cast<unsigned>(n_tiles), static_cast<unsigned>(ceil_div(q.M, BM)),
                       static_cast<unsigned>(q.batch));
-      kernel<<<grid, block, 0, stream>>>(q);
+      kernel<<<grid, block, smem_bytes, stream>>>(q);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   }

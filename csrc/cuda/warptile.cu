@@ -23,7 +23,7 @@ void launch_config(const GemmProblem& p) {
                                        : warptile_kernel<Cfg, true, false>)
                            : (b_kmajor ? warptile_kernel<Cfg, false, true>
                                        : warptile_kernel<Cfg, false, false>);
-  launch_tiles(p, kernel, Cfg::BM, Cfg::BN, Cfg::block(), "warptile");
+  launch_tiles(p, kernel, Cfg::BM, Cfg::BN, Cfg::block(), "warptile", Cfg::kSmemBytes);
 }
 
 int multiprocessors() {

@@ -24,8 +24,12 @@ struct DoubleBufferTier {
   static dim3 block() { return dim3(kThreads); }
 };
 
+// The 2 in __launch_bounds__ keeps two blocks resident per SM, as in bank_free: the staging
+// registers would otherwise take the kernel past 128 registers per thread (137 without the
+// bound), down to one block per SM, and the latency the prefetch hides would come back as
+// latency the second block no longer hides.
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) double_buffer_kernel(GemmProblem p) {
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2) double_buffer_kernel(GemmProblem p) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int kPad = 4;
   constexpr int kGroupM = BM / (TM / 4), kGroupN = BN / (TN / 4);

@@ -31,6 +31,11 @@ struct WarptileConfig {
   static constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
   // Blocks per SM that the register allocation must leave room for (__launch_bounds__).
   static constexpr int kMinBlocks = MIN_BLOCKS;
+  // Two buffers of A and B slices, each row padded by 4 floats (see TileLoader); dynamic
+  // shared memory, since the deeper slices pass the 48 KB of a static allocation.
+  static constexpr int kPad = 4;
+  static constexpr int kPitchA = BM + kPad, kPitchB = BN + kPad;
+  static constexpr size_t kSmemBytes = sizeof(float) * 2 * BK * (kPitchA + kPitchB);
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
   static_assert(WMITER >= 1 && (WM * WN) % (32 * TM * TN * WNITER) == 0,
                 "a warp's lanes must cover its tile in whole sub-tiles");
@@ -45,12 +50,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
   constexpr int TM = Cfg::TM, TN = Cfg::TN, WMITER = Cfg::WMITER, WNITER = Cfg::WNITER;
   constexpr int WSUBM = Cfg::WSUBM, WSUBN = Cfg::WSUBN;
-  // Transposed stores (K-major operands) need the padded pitch; direct float4 stores do not.
-  using LoadA = TileLoader<BM, BK, Cfg::kThreads, A_KMAJOR, A_KMAJOR ? 4 : 0>;
-  using LoadB = TileLoader<BN, BK, Cfg::kThreads, B_KMAJOR, B_KMAJOR ? 4 : 0>;
-  constexpr int kPitchA = LoadA::kPitch, kPitchB = LoadB::kPitch;
-  __shared__ __align__(16) float As[2][BK * kPitchA];  // As[buf][k * kPitchA + m]
-  __shared__ __align__(16) float Bs[2][BK * kPitchB];  // Bs[buf][k * kPitchB + n]
+  constexpr int kPitchA = Cfg::kPitchA, kPitchB = Cfg::kPitchB;
+  using LoadA = TileLoader<BM, BK, Cfg::kThreads, A_KMAJOR, Cfg::kPad>;
+  using LoadB = TileLoader<BN, BK, Cfg::kThreads, B_KMAJOR, Cfg::kPad>;
+  constexpr int kSliceA = BK * kPitchA, kSliceB = BK * kPitchB;
+  // Buffer buf of A at As + buf * kSliceA, element (k, m) at k * kPitchA + m; B likewise.
+  extern __shared__ __align__(16) float smem[];
+  float* const As = smem;
+  float* const Bs = smem + 2 * kSliceA;
 
   const BatchView v = batch_view(p);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -70,8 +77,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
 
   la.load(a, lda, p.M - m0, p.K, vec_a);
   lb.load(b, ldb, p.N - n0, p.K, vec_b);
-  la.store(As[0]);
-  lb.store(Bs[0]);
+  la.store(As);
+  lb.store(Bs);
   __syncthreads();
   int cur = 0;
   for (int64_t k0 = 0; k0 < p.K; k0 += BK) {
@@ -82,8 +89,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
       la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
       lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
     }
-    const float* as = As[cur];
-    const float* bs = Bs[cur];
+    const float* as = As + cur * kSliceA;
+    const float* bs = Bs + cur * kSliceB;
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -102,8 +109,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
         for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += ra[i] * rb[j];
     }
     if (has_next) {
-      la.store(As[cur ^ 1]);
-      lb.store(Bs[cur ^ 1]);
+      la.store(As + (cur ^ 1) * kSliceA);
+      lb.store(Bs + (cur ^ 1) * kSliceB);
     }
     __syncthreads();
     cur ^= 1;
