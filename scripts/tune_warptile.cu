@@ -115,17 +115,15 @@ int main(int argc, char** argv) {
   const float cublas_ms = median_ms(cublas);
   std::printf("%lld x %lld x %lld: cuBLAS %.3f ms, %.2f TFLOP/s\n", (long long)M, (long long)N,
               (long long)K, cublas_ms, 2.0 * M * N * K / cublas_ms / 1e9);
-  using L3 = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4, 3>;
-  try_config<WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4, 2>>("256x128x8 t8x4 2 stages NN", d, cublas_ms);
-  try_config<L3>("256x128x8 t8x4 3 stages NN", d, cublas_ms);
-  try_config<WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4, 4>>("256x128x8 t8x4 4 stages NN", d, cublas_ms);
-  try_config<WarptileConfig<256, 128, 16, 64, 64, 2, 8, 4, 3>>("256x128x16 t8x4 3 stages NN", d, cublas_ms);
-  try_config<WarptileConfig<128, 256, 8, 64, 64, 2, 8, 4, 3>>("128x256x8 t8x4 3 stages NN", d, cublas_ms);
-  try_config<L3, true, true>("256x128x8 t8x4 3 stages NT", d, cublas_ms);
-  try_config<L3, false, false>("256x128x8 t8x4 3 stages TN", d, cublas_ms);
-  try_config<L3, false, true>("256x128x8 t8x4 3 stages TT", d, cublas_ms);
-  try_config<WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4, 3>>("128x128x8 t4x4 3 stages NN", d, cublas_ms);
-  try_config<WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4, 3, 2>>("128x128x8 t4x4 3 stages 2/SM NN", d, cublas_ms);
-  try_config<WarptileConfig<128, 128, 16, 64, 32, 2, 4, 4, 3>>("128x128x16 t4x4 3 stages NN", d, cublas_ms);
+  using L8 = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4>;
+  using W8 = WarptileConfig<128, 256, 8, 64, 64, 2, 8, 4>;
+  try_config<L8>("256x128x8 w64x64 t8x4 NN", d, cublas_ms);
+  try_config<L8, true, true>("256x128x8 w64x64 t8x4 NT", d, cublas_ms);
+  try_config<L8, false, false>("256x128x8 w64x64 t8x4 TN", d, cublas_ms);
+  try_config<L8, false, true>("256x128x8 w64x64 t8x4 TT", d, cublas_ms);
+  try_config<W8>("128x256x8 w64x64 t8x4 NN", d, cublas_ms);
+  try_config<W8, true, true>("128x256x8 w64x64 t8x4 NT", d, cublas_ms);
+  try_config<WarptileConfig<256, 128, 8, 64, 64, 4, 4, 4>>("256x128x8 w64x64 it4 t4x4 NN", d, cublas_ms);
+  try_config<WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4, 2>>("128x128x8 t4x4 2/SM NN", d, cublas_ms);
   return 0;
 }

@@ -11,8 +11,8 @@ namespace {
 
 // 256 x 128 block tile, 16 x 8 outputs per thread: the most FMAs per shared load, one block
 // per SM. 128 x 128, 8 x 8 per thread: for problems with too few large tiles to fill the GPU.
-using WarptileLarge = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4, /*STAGES=*/3>;
-using WarptileSmall = WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4, /*STAGES=*/3>;
+using WarptileLarge = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4>;
+using WarptileSmall = WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4>;
 
 template <typename Cfg>
 void launch_config(const GemmProblem& p) {
