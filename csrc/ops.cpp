@@ -37,7 +37,7 @@ at::Tensor needs_cuda(const at::Tensor& a, const at::Tensor&, const std::optiona
                       double, double) {
   const char* tier = gemmtiles::kCudaOnlyTiers[I];
   TORCH_CHECK(false, "gemmtiles::", tier, ": tier '", tier, "' needs a CUDA tensor, got ",
-              a.device());
+              a.device().str());
 }
 
 template <size_t... I>

@@ -8,17 +8,45 @@
 namespace gemmtiles {
 namespace {
 
+// Messages are built from plain strings and numbers: streaming IntArrayRef or Device into
+// TORCH_CHECK crashed on a torch whose c10 differed from the headers' build (seen with torch
+// 2.11 on the GPU machine), while std::string and integers never do.
 std::string shape_str(const at::Tensor& t) {
   std::ostringstream s;
   for (int64_t d = 0; d < t.dim(); ++d) s << (d ? "x" : "") << t.size(d);
   return s.str();
 }
 
+std::string shape_list(at::IntArrayRef sizes) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t d = 0; d < sizes.size(); ++d) s << (d ? ", " : "") << sizes[d];
+  s << "]";
+  return s.str();
+}
+
+// torch's Python name of a dtype ("float16", not c10's "Half"), as the Python checks print it.
+std::string dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "float32";
+    case at::kDouble: return "float64";
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kInt: return "int32";
+    case at::kLong: return "int64";
+    case at::kShort: return "int16";
+    case at::kChar: return "int8";
+    case at::kByte: return "uint8";
+    case at::kBool: return "bool";
+    default: return c10::toString(t);
+  }
+}
+
 void check_operand(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.dim() == 2 || t.dim() == 3, "gemmtiles::", op, ": expected ", name,
-                    " to be 2-D or 3-D, got ", t.dim(), "-D (shape ", t.sizes(), ")");
+                    " to be 2-D or 3-D, got ", t.dim(), "-D (shape ", shape_list(t.sizes()), ")");
   TORCH_CHECK_TYPE(t.scalar_type() == at::kFloat, "gemmtiles::", op, ": expected ", name,
-                   " to be float32, got ", t.scalar_type());
+                   " to be float32, got ", dtype_name(t.scalar_type()));
 }
 
 int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
@@ -70,8 +98,8 @@ PreparedGemm prepare_gemm(const char* op, const at::Tensor& a, const at::Tensor&
   check_operand(op, "a", a);
   check_operand(op, "b", b);
   TORCH_CHECK(a.device() == b.device(), "gemmtiles::", op,
-              ": expected all tensors on one device, got a on ", a.device(), " and b on ",
-              b.device());
+              ": expected all tensors on one device, got a on ", a.device().str(),
+              " and b on ", b.device().str());
   TORCH_CHECK_VALUE(a.size(-1) == b.size(-2), "gemmtiles::", op,
                     ": shapes cannot be multiplied (", shape_str(a), " and ", shape_str(b),
                     ")");
@@ -89,17 +117,17 @@ PreparedGemm prepare_gemm(const char* op, const at::Tensor& a, const at::Tensor&
   if (c.has_value()) {
     const at::Tensor& ct = *c;
     TORCH_CHECK_TYPE(ct.scalar_type() == at::kFloat, "gemmtiles::", op,
-                     ": expected c to be float32, got ", ct.scalar_type());
+                     ": expected c to be float32, got ", dtype_name(ct.scalar_type()));
     TORCH_CHECK(ct.device() == a.device(), "gemmtiles::", op,
-                ": expected all tensors on one device, got a on ", a.device(), " and c on ",
-                ct.device());
+                ": expected all tensors on one device, got a on ", a.device().str(),
+                " and c on ", ct.device().str());
     bool ok = ct.dim() <= static_cast<int64_t>(out_shape.size());
     for (int64_t d = 1; ok && d <= ct.dim(); ++d) {
       const int64_t cs = ct.size(-d), os = out_shape[out_shape.size() - d];
       ok = cs == os || cs == 1;
     }
-    TORCH_CHECK_VALUE(ok, "gemmtiles::", op, ": c of shape ", ct.sizes(),
-                      " cannot be broadcast to the output shape ", at::IntArrayRef(out_shape));
+    TORCH_CHECK_VALUE(ok, "gemmtiles::", op, ": c of shape ", shape_list(ct.sizes()),
+                      " cannot be broadcast to the output shape ", shape_list(out_shape));
   }
 
   PreparedGemm r;

@@ -42,7 +42,7 @@ def check_args(where: str, a, b, c=None, alpha=1.0, beta=0.0) -> list[int]:
     _check_tensor(where, "b", b)
     for name, t in (("a", a), ("b", b)):
         if t.dim() not in (2, 3):
-            raise ValueError(f"{where}: expected {name} to be 2-D or 3-D, got {t.dim()}-D (shape {tuple(t.shape)})")
+            raise ValueError(f"{where}: expected {name} to be 2-D or 3-D, got {t.dim()}-D (shape {list(t.shape)})")
     if a.device != b.device:
         raise RuntimeError(f"{where}: expected all tensors on one device, got a on {a.device} and b on {b.device}")
     if a.shape[-1] != b.shape[-2]:

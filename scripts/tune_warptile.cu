@@ -118,12 +118,11 @@ int main(int argc, char** argv) {
   using L8 = WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4>;
   using W8 = WarptileConfig<128, 256, 8, 64, 64, 2, 8, 4>;
   try_config<L8>("256x128x8 w64x64 t8x4 NN", d, cublas_ms);
-  try_config<L8, true, true>("256x128x8 w64x64 t8x4 NT", d, cublas_ms);
-  try_config<L8, false, false>("256x128x8 w64x64 t8x4 TN", d, cublas_ms);
-  try_config<L8, false, true>("256x128x8 w64x64 t8x4 TT", d, cublas_ms);
   try_config<W8>("128x256x8 w64x64 t8x4 NN", d, cublas_ms);
   try_config<W8, true, true>("128x256x8 w64x64 t8x4 NT", d, cublas_ms);
-  try_config<WarptileConfig<256, 128, 8, 64, 64, 4, 4, 4>>("256x128x8 w64x64 it4 t4x4 NN", d, cublas_ms);
+  try_config<W8, false, false>("128x256x8 w64x64 t8x4 TN", d, cublas_ms);
+  try_config<W8, false, true>("128x256x8 w64x64 t8x4 TT", d, cublas_ms);
+  try_config<WarptileConfig<128, 256, 16, 64, 64, 2, 8, 4>>("128x256x16 w64x64 t8x4 NN", d, cublas_ms);
   try_config<WarptileConfig<128, 128, 8, 64, 32, 2, 4, 4, 2>>("128x128x8 t4x4 2/SM NN", d, cublas_ms);
   return 0;
 }

@@ -30,7 +30,7 @@ def meta_call(a, b, c=None, alpha=1.0, beta=0.0, variant="naive"):
 
 CASES = [
     # (id, a, b, kwargs, exception, message fragment)
-    ("a-float16", torch.randn(3, 4).half(), torch.randn(4, 5), {}, TypeError, "float32"),
+    ("a-float16", torch.randn(3, 4).half(), torch.randn(4, 5), {}, TypeError, "expected a to be float32, got float16"),
     ("b-float64", torch.randn(3, 4), torch.randn(4, 5).double(), {}, TypeError, "float32"),
     ("b-int", torch.randn(3, 4), torch.ones(4, 5, dtype=torch.int32), {}, TypeError, "float32"),
     ("a-1d", torch.randn(4), torch.randn(4, 5), {}, ValueError, "2-D or 3-D"),

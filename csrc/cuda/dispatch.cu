@@ -53,7 +53,7 @@ template <const char* kName, Operands kOperands, void (*kLaunch)(const GemmProbl
 at::Tensor tier_op(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& c,
                    double alpha, double beta) {
   TORCH_CHECK(a.is_cuda(), "gemmtiles::", kName, ": expected all tensors on one device, got a on ",
-              a.device(), " and b on ", b.device());
+              a.device().str(), " and b on ", b.device().str());
   const c10::cuda::CUDAGuard guard(a.device());
   PreparedGemm g = prepare_gemm(kName, a, b, c, alpha, beta, kOperands);
   if (g.needs_kernel) kLaunch(g.p);

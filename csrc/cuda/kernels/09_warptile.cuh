@@ -75,6 +75,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
   float acc[WMITER * TM][WNITER * TN] = {};
   float ra[WMITER * TM], rb[WNITER * TN];
 
+  // Blocks away from the right and bottom edges, with aligned operands, load every slice but
+  // the last partial one without bounds checks.
+  const bool interior = vec_a && vec_b && m0 + BM <= p.M && n0 + BN <= p.N;
   la.load(a, lda, p.M - m0, p.K, vec_a);
   lb.load(b, ldb, p.N - n0, p.K, vec_b);
   la.store(As);
@@ -86,8 +89,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
     if (has_next) {
       a += LoadA::k_step(lda);
       b += LoadB::k_step(ldb);
-      la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
-      lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+      if (interior && k0 + 2 * BK <= p.K) {
+        la.load_interior(a, lda);
+        lb.load_interior(b, ldb);
+      } else {
+        la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
+        lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+      }
     }
     const float* as = As + cur * kSliceA;
     const float* bs = Bs + cur * kSliceB;

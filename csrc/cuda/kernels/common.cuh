@@ -125,6 +125,18 @@ struct TileLoader {
     }
   }
 
+  // load() for a tile that lies wholly inside the matrix with `vec` true: float4 loads with
+  // no bounds checks.
+  __device__ __forceinline__ void load_interior(const float* src, int64_t ld) {
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int v = threadIdx.x + i * THREADS;
+      const int r = K_MAJOR ? v / (BK / 4) : v % (ROWS / 4) * 4;
+      const int k = K_MAJOR ? v % (BK / 4) * 4 : v / (ROWS / 4);
+      reg[i] = *reinterpret_cast<const float4*>(K_MAJOR ? src + r * ld + k : src + k * ld + r);
+    }
+  }
+
   // smem: [BK][kPitch]
   __device__ __forceinline__ void store(float* smem) const {
 #pragma unroll
