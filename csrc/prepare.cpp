@@ -1,6 +1,6 @@
 #include "prepare.h"
 
-#include <sstream>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -8,22 +8,18 @@
 namespace gemmtiles {
 namespace {
 
-// Messages are built from plain strings and numbers: streaming IntArrayRef or Device into
-// TORCH_CHECK crashed on a torch whose c10 differed from the headers' build (seen with torch
-// 2.11 on the GPU machine), while std::string and integers never do.
-std::string shape_str(const at::Tensor& t) {
-  std::ostringstream s;
-  for (int64_t d = 0; d < t.dim(); ++d) s << (d ? "x" : "") << t.size(d);
-  return s.str();
+// Error messages are assembled here as std::string (std::to_string for numbers) and handed
+// to TORCH_CHECK as strings: on the GPU machine (torch 2.11, extension built there) formatting
+// an integer through an ostream inside TORCH_CHECK crashed the process, strings never did.
+std::string join(at::IntArrayRef sizes, const char* sep) {
+  std::string s;
+  for (size_t d = 0; d < sizes.size(); ++d) s += (d ? sep : "") + std::to_string(sizes[d]);
+  return s;
 }
 
-std::string shape_list(at::IntArrayRef sizes) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t d = 0; d < sizes.size(); ++d) s << (d ? ", " : "") << sizes[d];
-  s << "]";
-  return s.str();
-}
+std::string shape_str(const at::Tensor& t) { return join(t.sizes(), "x"); }
+
+std::string shape_list(at::IntArrayRef sizes) { return "[" + join(sizes, ", ") + "]"; }
 
 // torch's Python name of a dtype ("float16", not c10's "Half"), as the Python checks print it.
 std::string dtype_name(at::ScalarType t) {
@@ -44,7 +40,7 @@ std::string dtype_name(at::ScalarType t) {
 
 void check_operand(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.dim() == 2 || t.dim() == 3, "gemmtiles::", op, ": expected ", name,
-                    " to be 2-D or 3-D, got ", t.dim(), "-D (shape ", shape_list(t.sizes()), ")");
+                    " to be 2-D or 3-D, got ", std::to_string(t.dim()), "-D (shape ", shape_list(t.sizes()), ")");
   TORCH_CHECK_TYPE(t.scalar_type() == at::kFloat, "gemmtiles::", op, ": expected ", name,
                    " to be float32, got ", dtype_name(t.scalar_type()));
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
@@ -24,7 +25,8 @@ inline void launch_tiles(const GemmProblem& p, Kernel kernel, int BM, int BN, di
                          const char* op, size_t smem_bytes = 0) {
   constexpr int64_t kMaxGridYZ = 65535;
   const int64_t n_tiles = ceil_div(p.N, BN);
-  TORCH_CHECK(n_tiles <= INT32_MAX, "gemmtiles::", op, ": N = ", p.N, " is too large");
+  TORCH_CHECK(n_tiles <= INT32_MAX, "gemmtiles::", op, ": N = ", std::to_string(p.N),
+              " is too large");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   if (smem_bytes > 48 * 1024) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
