@@ -11,11 +11,12 @@ from typing import Optional
 
 import torch
 
+from . import nn
 from ._ops import check_args, has_kernel, op
 from ._tiers import BY_NAME, DEFAULT_TIER, TIERS, Tier, tier_names
 
 __version__ = "0.1.0"
-__all__ = ["sgemm", "variants", "Tier", "TIERS", "__version__"]
+__all__ = ["sgemm", "variants", "nn", "Tier", "TIERS", "__version__"]
 
 
 def variants(device: Optional[torch.device | str] = None) -> list[str]:

@@ -96,7 +96,7 @@ def _register(name: str) -> None:
             else:
                 grad_b = tier_op(a.mT, grad, None, ctx.alpha, 0.0).sum_to_size(ctx.b_shape)
         if ctx.c_shape is not None and ctx.needs_input_grad[2]:
-            grad_c = (grad * ctx.beta).sum_to_size(ctx.c_shape)
+            grad_c = (grad if ctx.beta == 1.0 else grad * ctx.beta).sum_to_size(ctx.c_shape)
         return grad_a, grad_b, grad_c, None, None
 
     torch.library.register_autograd(qualname, backward, setup_context=setup_context)
@@ -106,9 +106,15 @@ for _tier in TIERS:
     _register(_tier.name)
 
 
+# Which tiers this build has kernels for, read once: a plain lookup also traces under
+# torch.compile, where the dispatcher query does not.
+_KERNELS = {
+    (t.name, d): torch._C._dispatch_has_kernel_for_dispatch_key(f"gemmtiles::{t.name}", d.upper())
+    for t in TIERS
+    for d in t.devices
+}
+
+
 def has_kernel(name: str, device_type: str) -> bool:
     """Whether this build of gemmtiles has a kernel for tier `name` on `device_type`."""
-    key = {"cpu": "CPU", "cuda": "CUDA"}.get(device_type)
-    if key is None:
-        return False
-    return torch._C._dispatch_has_kernel_for_dispatch_key(f"gemmtiles::{name}", key)
+    return _KERNELS.get((name, device_type), False)

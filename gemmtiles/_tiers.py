@@ -30,7 +30,7 @@ TIERS: tuple[Tier, ...] = (
     Tier("naive", ("cpu", "cuda"), _STRIDED,
          "one thread (CPU: one i-j-k loop step) per element of C, straight from memory",
          "csrc/cpu/cpu_tiers.cpp, csrc/cuda/kernels/01_naive.cuh"),
-    Tier("reorder", ("cpu",), _STRIDED,
+    Tier("reorder", ("cpu",), "A any strides; B row-major, other layouts copied first",
          "i-k-j loop order: unit-stride inner loop over rows of B and C, rows in parallel",
          "csrc/cpu/cpu_tiers.cpp"),
     Tier("coalesced", ("cuda",), _STRIDED,

@@ -1,0 +1,86 @@
+"""Drop-in ``nn.Linear`` on gemmtiles tiers.
+
+``gemmtiles.nn.Linear`` has torch.nn.Linear's constructor, parameters and state_dict keys,
+so a stock checkpoint loads unchanged; its forward is one gemmtiles op, ``x @ W^T + bias``,
+with W^T read in place (column-major B) and the bias fused into the epilogue as
+``beta * bias``. ``replace_linear`` swaps every nn.Linear of a model for one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+from torch import nn
+
+from ._ops import op
+from ._tiers import BY_NAME, DEFAULT_TIER
+
+__all__ = ["Linear", "replace_linear"]
+
+
+def _check_variant(variant: Optional[str]) -> None:
+    if variant is not None and variant not in BY_NAME:
+        raise ValueError(f"gemmtiles.nn: unknown variant {variant!r}; known variants: {', '.join(BY_NAME)}")
+
+
+class Linear(nn.Linear):
+    """torch.nn.Linear computed by a gemmtiles tier.
+
+    variant: the tier; None picks the default tier of the input's device (warptile on CUDA,
+    reorder on the CPU) at every call. Inputs of any leading shape (..., in_features).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
+                 variant: Optional[str] = None) -> None:
+        _check_variant(variant)
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        self.variant = variant
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
+            )
+        variant = self.variant or DEFAULT_TIER.get(x.device.type, "naive")
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features)
+        if self.bias is None:
+            out = op(variant)(x2, self.weight.T, None, 1.0, 0.0)
+        else:
+            out = op(variant)(x2, self.weight.T, self.bias, 1.0, 1.0)
+        return out.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", variant={self.variant!r}"
+
+
+def replace_linear(model: nn.Module, variant: Optional[str] = None,
+                   filter: Optional[Callable[[str, nn.Linear], bool]] = None) -> nn.Module:
+    """Replaces, in place, every torch.nn.Linear in `model` by a gemmtiles.nn.Linear that
+    shares its weight and bias Parameters (optimizer state and checkpoints stay valid), and
+    returns the model; a bare nn.Linear is returned converted. filter(name, module) -> bool
+    picks which to replace (default: all). Subclasses of nn.Linear are left alone."""
+    _check_variant(variant)
+
+    def convert(lin: nn.Linear) -> Linear:
+        new = Linear.__new__(Linear)
+        nn.Module.__init__(new)
+        new.in_features, new.out_features = lin.in_features, lin.out_features
+        new.weight = lin.weight
+        new.bias = lin.bias
+        new.variant = variant
+        new.train(lin.training)
+        return new
+
+    def wanted(name: str, m: nn.Module) -> bool:
+        return type(m) is nn.Linear and (filter is None or filter(name, m))
+
+    if wanted("", model):
+        return convert(model)
+    for parent_name, parent in model.named_modules():
+        for child_name, child in list(parent.named_children()):
+            full = f"{parent_name}.{child_name}" if parent_name else child_name
+            if wanted(full, child):
+                setattr(parent, child_name, convert(child))
+    return model
