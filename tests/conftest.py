@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import HealthCheck, settings
 
 import gemmtiles
 from gemmtiles._tiers import TIERS
+
+# Fuzzing profiles (tests/test_fuzz.py); --hypothesis-profile=gpu picks the larger one.
+_fuzz = dict(deadline=None, derandomize=True, print_blob=True,
+             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=200, **_fuzz)
+settings.register_profile("gpu", max_examples=500, **_fuzz)
+settings.load_profile("ci")
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")

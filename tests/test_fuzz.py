@@ -15,17 +15,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import gemmtiles
 from conftest import assert_gemm_close, operand, tier_params
-
-_common = dict(deadline=None, derandomize=True, print_blob=True,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("ci", max_examples=200, **_common)
-settings.register_profile("gpu", max_examples=500, **_common)
-settings.load_profile("ci")
 
 EDGES = [0, 1, 2, 3, 4, 5, 7, 8, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 131, 255, 256, 257]
 dims = st.one_of(st.sampled_from(EDGES), st.integers(0, 300))
