@@ -59,9 +59,11 @@ Slice slice_of(at::Tensor t, Operands operands) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
   int64_t rs = t.stride(-2), cs = t.stride(-1);
   if (operands == Operands::kRowMajor) {
-    if (rows == 1 || cols == 1) {
-      rs = rows == 1 ? round_up4(cols) : rs;
+    if (cols == 1) {
       cs = 1;
+      if (rows == 1) rs = 4;
+    } else if (rows == 1 && cs == 1) {
+      rs = round_up4(cols);
     } else if (cs != 1) {
       t = t.contiguous();
       rs = cols;

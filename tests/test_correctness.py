@@ -56,6 +56,24 @@ def test_layouts(tier, device, layout, pad, offset, m, n, k):
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_single_row_or_column_with_strides(tier, device, which):
+    # One row whose elements are not adjacent, and one column likewise: a size-1 dimension
+    # frees only its own stride (found by the fuzzer: a 1x2 column-major A).
+    row = torch.randn(2, 7, device=device)[:1, ::2]  # (1, 4), strides (7, 2)
+    col = torch.randn(9, 3, device=device)[::2, 1:2]  # (5, 1), strides (6, 1)
+    if which == "a":
+        a, b = row, operand(4, 3, device)
+        assert_gemm_close(run(tier, a, b), a, b)
+        a, b = col, operand(1, 6, device)
+    else:
+        a, b = operand(3, 1, device), row
+        assert_gemm_close(run(tier, a, b), a, b)
+        a, b = operand(2, 5, device), col
+    assert_gemm_close(run(tier, a, b), a, b)
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
 def test_no_unit_stride(tier, device):
     # Every other row and column: no unit stride anywhere.
     a = torch.randn(2 * 37, 2 * 29, device=device)[::2, ::2]
