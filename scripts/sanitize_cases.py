@@ -23,6 +23,8 @@ CASES = [
     (130, 257, 11, "row", "col", 3, 0, None),
     (257, 129, 16, "col", "row", 0, 0, 2),
     (65, 66, 67, "row", "row", 0, 0, 3),
+    (1031, 4099, 13, "row", "col", 1, 1, None),  # warptile's 128 x 256 configuration
+    (1031, 4099, 13, "col", "row", 0, 0, None),
 ]
 
 

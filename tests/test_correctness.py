@@ -45,6 +45,20 @@ def test_shapes_large(tier, device, m, n, k):
     assert_gemm_close(run(tier, a, b, c, alpha=-1.25, beta=0.75), a, b, c, -1.25, 0.75)
 
 
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("m,n,k", [(1031, 4099, 37), (2049, 4097, 9)], ids=str)
+def test_warptile_large_configuration(layout, m, n, k):
+    # Enough tiles for warptile's 128 x 256 configuration (small shapes take 128 x 128),
+    # with partial tiles on every edge, in every layout, unaligned.
+    a = operand(m, k, "cuda", "col" if layout[0] == "T" else "row", pad=1, offset=1)
+    b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row", pad=3)
+    c = torch.randn(n, device="cuda")
+    assert_gemm_close(run("warptile", a, b, c, 0.5, 2.0), a, b, c, 0.5, 2.0)
+    a, b = operand(m, k, "cuda", "col" if layout[0] == "T" else "row"), operand(k, n, "cuda", "col" if layout[1] == "T" else "row")
+    assert_gemm_close(run("warptile", a, b), a, b)
+
+
 @pytest.mark.parametrize("tier,device", tier_params())
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("pad,offset", [(0, 0), (3, 1), (5, 2), (0, 3)], ids=["dense", "pad3-off1", "pad5-off2", "off3"])

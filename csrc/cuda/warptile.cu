@@ -38,16 +38,17 @@ int multiprocessors() {
 }  // namespace
 
 void launch_warptile(const GemmProblem& p) {
-  // Waves of blocks each configuration needs, weighed by how long a wave takes: a large
-  // block (one per SM) does the work of two small ones (two per SM share an SM) about 9%
-  // faster (H100, 4096^3). Small tiles win only when they fill SMs the large ones leave idle.
+  // Waves of blocks each configuration needs, weighed by how long a wave takes, in units of
+  // one small tile's work: a large block (one per SM) does two units about 9% faster than
+  // two small blocks sharing an SM (H100, 4096^3), and a small block with an SM to itself
+  // takes about 1.2 units. Small tiles win when they fill SMs the large ones leave idle.
   const int64_t sms = multiprocessors();
   const int64_t large_tiles =
       ceil_div(p.M, WarptileLarge::BM) * ceil_div(p.N, WarptileLarge::BN) * p.batch;
   const int64_t small_tiles =
       ceil_div(p.M, WarptileSmall::BM) * ceil_div(p.N, WarptileSmall::BN) * p.batch;
   const double large_time = ceil_div(large_tiles, sms) * 2.0 / 1.09;
-  const double small_time = ceil_div(small_tiles, 2 * sms) * 2.0;
+  const double small_time = small_tiles <= sms ? 1.2 : ceil_div(small_tiles, 2 * sms) * 2.0;
   if (large_time <= small_time) {
     launch_config<WarptileLarge>(p);
   } else {
