@@ -21,10 +21,8 @@ namespace {
 // The instantiations of the ladder (one each): block tiles and thread tiles of the seeds.
 using Smem = SmemTier<16>;
 using Unroll = UnrollTier<64, 64, 8, 8>;
-using ThreadTile = ThreadTileTier<128, 128, 8, 8, 8>;
-using Vectorized = VectorizedTier<128, 128, 8, 8, 8>;
-using BankFree = BankFreeTier<128, 128, 8, 8, 8>;
-using DoubleBuffer = DoubleBufferTier<128, 128, 8, 8, 8>;
+// thread_tile to double_buffer: 128 x 128 x 8 block tiles, 8 x 8 outputs per thread.
+using Tiles128 = ThreadTiling<128, 128, 8, 8>;
 
 void launch_naive(const GemmProblem& p) { launch_tier<NaiveTier>(p, naive_kernel, "naive"); }
 void launch_coalesced(const GemmProblem& p) {
@@ -35,16 +33,16 @@ void launch_unroll(const GemmProblem& p) {
   launch_tier<Unroll>(p, unroll_kernel<64, 64, 8, 8>, "unroll");
 }
 void launch_thread_tile(const GemmProblem& p) {
-  launch_tier<ThreadTile>(p, thread_tile_kernel<128, 128, 8, 8, 8>, "thread_tile");
+  launch_tier<Tiles128>(p, thread_tile_kernel<128, 128, 8, 8, 8>, "thread_tile");
 }
 void launch_vectorized(const GemmProblem& p) {
-  launch_tier<Vectorized>(p, vectorized_kernel<128, 128, 8, 8, 8>, "vectorized");
+  launch_tier<Tiles128>(p, vectorized_kernel<128, 128, 8, 8, 8>, "vectorized");
 }
 void launch_bank_free(const GemmProblem& p) {
-  launch_tier<BankFree>(p, bank_free_kernel<128, 128, 8, 8, 8>, "bank_free");
+  launch_tier<Tiles128>(p, bank_free_kernel<128, 128, 8, 8, 8>, "bank_free");
 }
 void launch_double_buffer(const GemmProblem& p) {
-  launch_tier<DoubleBuffer>(p, double_buffer_kernel<128, 128, 8, 8, 8>, "double_buffer");
+  launch_tier<Tiles128>(p, double_buffer_kernel<128, 128, 8, 8, 8>, "double_buffer");
 }
 
 // One op implementation per tier: checks and problem first (they raise before any work),

@@ -15,20 +15,11 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK, int TM, int TN>
-struct ThreadTileTier {
-  static constexpr int BM = BM_, BN = BN_;
-  static constexpr int kThreads = (BM / TM) * (BN / TN);
-  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
-                "every thread stages the same number of elements");
-  static_assert(TN % 4 == 0, "the epilogue writes rows of 4");
-  static dim3 block() { return dim3(kThreads); }
-};
-
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) thread_tile_kernel(GemmProblem p) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
+                "every thread stages the same number of elements");
   constexpr int kALoads = BM * BK / kThreads, kBLoads = BK * BN / kThreads;
   __shared__ float As[BM][BK];
   __shared__ float Bs[BK][BN];

@@ -16,18 +16,10 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK, int TM, int TN>
-struct VectorizedTier {
-  static constexpr int BM = BM_, BN = BN_;
-  static constexpr int kThreads = (BM / TM) * (BN / TN);
-  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
-  static dim3 block() { return dim3(kThreads); }
-};
-
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) vectorized_kernel(GemmProblem p) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   using LoadA = TileLoader<BM, BK, kThreads, /*K_MAJOR=*/true, /*PAD=*/0>;   // A row-major
   using LoadB = TileLoader<BN, BK, kThreads, /*K_MAJOR=*/false, /*PAD=*/0>;  // B row-major
   __shared__ __align__(16) float As[BK][BM];  // A transposed: As[k][m]

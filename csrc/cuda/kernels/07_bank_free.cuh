@@ -19,18 +19,10 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK, int TM, int TN>
-struct BankFreeTier {
-  static constexpr int BM = BM_, BN = BN_;
-  static constexpr int kThreads = (BM / TM) * (BN / TN);
-  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4 groups");
-  static dim3 block() { return dim3(kThreads); }
-};
-
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) bank_free_kernel(GemmProblem p) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   constexpr int kPad = 4;
   // A thread's TM rows are TM/4 groups of 4, the groups BM/(TM/4) rows apart (likewise N).
   constexpr int kGroupM = BM / (TM / 4), kGroupN = BN / (TN / 4);

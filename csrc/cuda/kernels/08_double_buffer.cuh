@@ -15,15 +15,6 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK, int TM, int TN>
-struct DoubleBufferTier {
-  static constexpr int BM = BM_, BN = BN_;
-  static constexpr int kThreads = (BM / TM) * (BN / TN);
-  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4 groups");
-  static dim3 block() { return dim3(kThreads); }
-};
-
 // The 2 in __launch_bounds__ keeps two blocks resident per SM, as in bank_free: the staging
 // registers would otherwise take the kernel past 128 registers per thread (137 without the
 // bound), down to one block per SM, and the latency the prefetch hides would come back as
@@ -31,6 +22,7 @@ struct DoubleBufferTier {
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2) double_buffer_kernel(GemmProblem p) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   constexpr int kPad = 4;
   constexpr int kGroupM = BM / (TM / 4), kGroupN = BN / (TN / 4);
   using LoadA = TileLoader<BM, BK, kThreads, /*K_MAJOR=*/true, kPad>;

@@ -58,6 +58,17 @@ __device__ __forceinline__ void store_row4(const GemmProblem& p, const BatchView
   }
 }
 
+// Launch shape of the tiers in which each thread computes a TM x TN tile of C within a
+// BM x BN block tile (thread_tile to double_buffer).
+template <int BM_, int BN_, int TM, int TN>
+struct ThreadTiling {
+  static constexpr int BM = BM_, BN = BN_;
+  static constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
+  static_assert(TN % 4 == 0, "the epilogue writes rows of 4");
+  static dim3 block() { return dim3(kThreads); }
+};
+
 // dst[0..3] = src[0..3] with one 128-bit shared or global load; src 16-byte aligned.
 __device__ __forceinline__ void load4(float* dst, const float* src) {
   const float4 x = *reinterpret_cast<const float4*>(src);
