@@ -4,7 +4,6 @@ tensors, torch.compile) and its autograd formula."""
 from __future__ import annotations
 
 import numbers
-from typing import Optional
 
 import torch
 

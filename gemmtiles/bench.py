@@ -136,12 +136,16 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             done += 1
             if progress and sys.stderr.isatty():
                 print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
-            fn = (lambda: torch.matmul(a, b)) if name == ref_name else (lambda name=name: sgemm(a, b, variant=name))
+            if name == ref_name:
+                fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
+            else:
+                fn = lambda a=a, b=b, name=name: sgemm(a, b, variant=name)  # noqa: E731
             out = fn()
             err = None if name == ref_name else ((out - ref).norm().item() / ref_norm)
             del out
             ms, n = _timer(device, fn, warmup, repeats, budget_s)
             results[name] = (ms, n, err)
+        del fn
         ref_tflops = flops / results[ref_name][0] / 1e9
         prev = None
         for name in [ref_name] + tiers:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import gemmtiles
-from conftest import assert_gemm_close, operand, tier_params
+from conftest import assert_gemm_close, tier_params
 
 
 def grads(fn, *inputs):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import gemmtiles
-from conftest import CUDA, needs_cuda
+from conftest import needs_cuda
 
 F32 = dict(dtype=torch.float32)
 

@@ -10,9 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import gemmtiles
 from gemmtiles.nn import Linear, replace_linear
-from conftest import CUDA, needs_cuda
+from conftest import needs_cuda
 
 # (device, variant): the CPU tiers everywhere, the flagship CUDA tier on a GPU.
 DEVICE_VARIANTS = [
