@@ -132,9 +132,11 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
         ref = torch.matmul(a, b)
         ref_norm = ref.norm().item() or 1.0
         results = {}
+        if progress and not sys.stderr.isatty():  # a log: one line per shape
+            print(f"[{done + 1}/{total}] {shape.label}", file=sys.stderr, flush=True)
         for name in [ref_name] + tiers:
             done += 1
-            if progress and sys.stderr.isatty():
+            if progress and sys.stderr.isatty():  # a terminal: one line, rewritten per tier
                 print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
             if name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
