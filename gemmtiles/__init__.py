@@ -13,7 +13,7 @@ import torch
 
 from . import nn
 from ._ops import check_args, has_kernel, op
-from ._tiers import BY_NAME, DEFAULT_TIER, TIERS, Tier, tier_names
+from ._tiers import BY_NAME, TIERS, Tier, check_variant, default_tier, tier_names
 
 __version__ = "0.1.0"
 __all__ = ["sgemm", "variants", "nn", "Tier", "TIERS", "__version__"]
@@ -48,9 +48,8 @@ def sgemm(
     check_args(where, a, b, c, alpha, beta)
     device_type = a.device.type
     if variant is None:
-        variant = DEFAULT_TIER.get(device_type, "naive")
-    if not isinstance(variant, str) or variant not in BY_NAME:
-        raise ValueError(f"{where}: unknown variant {variant!r}; known variants: {', '.join(BY_NAME)}")
+        variant = default_tier(device_type)
+    check_variant(where, variant)
     tier = BY_NAME[variant]
     if device_type != "meta" and not tier.runs_on(device_type):
         need = " or ".join(d.upper() for d in tier.devices)

@@ -65,5 +65,16 @@ BY_NAME: dict[str, Tier] = {t.name: t for t in TIERS}
 DEFAULT_TIER: dict[str, str] = {"cuda": "warptile", "cpu": "reorder"}
 
 
+def default_tier(device_type: str) -> str:
+    """The tier used when none is named: the fastest for the device type."""
+    return DEFAULT_TIER.get(device_type, "naive")
+
+
+def check_variant(where: str, variant) -> None:
+    """ValueError naming the known variants unless `variant` is one."""
+    if not isinstance(variant, str) or variant not in BY_NAME:
+        raise ValueError(f"{where}: unknown variant {variant!r}; known variants: {', '.join(BY_NAME)}")
+
+
 def tier_names(device_type: str | None = None) -> list[str]:
     return [t.name for t in TIERS if device_type is None or t.runs_on(device_type)]

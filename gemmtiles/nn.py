@@ -14,14 +14,14 @@ import torch
 from torch import nn
 
 from ._ops import op
-from ._tiers import BY_NAME, DEFAULT_TIER
+from ._tiers import check_variant, default_tier
 
 __all__ = ["Linear", "replace_linear"]
 
 
 def _check_variant(variant: Optional[str]) -> None:
-    if variant is not None and variant not in BY_NAME:
-        raise ValueError(f"gemmtiles.nn: unknown variant {variant!r}; known variants: {', '.join(BY_NAME)}")
+    if variant is not None:
+        check_variant("gemmtiles.nn", variant)
 
 
 class Linear(nn.Linear):
@@ -42,7 +42,7 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
-        variant = self.variant or DEFAULT_TIER.get(x.device.type, "naive")
+        variant = self.variant or default_tier(x.device.type)
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
         if self.bias is None:
