@@ -94,45 +94,45 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
   // One K slice computed from buffer `cur` while the next is staged into buffer cur ^ 1.
   auto slice = [&](auto buf, int64_t k0) {
     constexpr int cur = decltype(buf)::value;
-      const bool has_next = k0 + BK < p.K;
-      if (has_next) {
-        a += LoadA::k_step(lda);
-        b += LoadB::k_step(ldb);
-        if (interior && k0 + 2 * BK <= p.K) {
-          la.load_interior(a, lda);
-          lb.load_interior(b, ldb);
-        } else {
-          la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
-          lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+    const bool has_next = k0 + BK < p.K;
+    if (has_next) {
+      a += LoadA::k_step(lda);
+      b += LoadB::k_step(ldb);
+      if (interior && k0 + 2 * BK <= p.K) {
+        la.load_interior(a, lda);
+        lb.load_interior(b, ldb);
+      } else {
+        la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
+        lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+      }
+    }
+    const float* as = As + cur * kSliceA;
+    const float* bs = Bs + cur * kSliceB;
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+      for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; i += 4)
+          load4(&ra[wm * TM + i], as + k * kPitchA + wm0 + wm * WSUBM + lm0 + i);
+#pragma unroll
+      for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+          load4(&rb[wn * TN + j], bs + k * kPitchB + wn0 + wn * WSUBN + ln0 + j);
+#pragma unroll
+      for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int jj = 0; jj < WNITER * TN; ++jj) {
+          const int j = i % 2 ? WNITER * TN - 1 - jj : jj;
+          acc[i][j] += ra[i] * rb[j];
         }
-      }
-      const float* as = As + cur * kSliceA;
-      const float* bs = Bs + cur * kSliceB;
-  #pragma unroll
-      for (int k = 0; k < BK; ++k) {
-  #pragma unroll
-        for (int wm = 0; wm < WMITER; ++wm)
-  #pragma unroll
-          for (int i = 0; i < TM; i += 4)
-            load4(&ra[wm * TM + i], as + k * kPitchA + wm0 + wm * WSUBM + lm0 + i);
-  #pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-  #pragma unroll
-          for (int j = 0; j < TN; j += 4)
-            load4(&rb[wn * TN + j], bs + k * kPitchB + wn0 + wn * WSUBN + ln0 + j);
-  #pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
-  #pragma unroll
-          for (int jj = 0; jj < WNITER * TN; ++jj) {
-            const int j = i % 2 ? WNITER * TN - 1 - jj : jj;
-            acc[i][j] += ra[i] * rb[j];
-          }
-      }
-      if (has_next) {
-        la.store(As + (cur ^ 1) * kSliceA);
-        lb.store(Bs + (cur ^ 1) * kSliceB);
-      }
-      __syncthreads();
+    }
+    if (has_next) {
+      la.store(As + (cur ^ 1) * kSliceA);
+      lb.store(Bs + (cur ^ 1) * kSliceB);
+    }
+    __syncthreads();
   };
   for (int64_t k0 = 0;;) {
     slice(std::integral_constant<int, 0>{}, k0);

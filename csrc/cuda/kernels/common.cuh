@@ -106,14 +106,27 @@ struct TileLoader {
   // How far the tile pointer moves for the next BK values of k.
   static __device__ __forceinline__ int64_t k_step(int64_t ld) { return K_MAJOR ? BK : BK * ld; }
 
+  // The tile element (r, k) that starts this thread's float4 number i: four consecutive k
+  // (K_MAJOR) or four consecutive r. load, load_interior and store all use this mapping.
+  static __device__ __forceinline__ void coords(int i, int& r, int& k) {
+    const int v = threadIdx.x + i * THREADS;
+    if (K_MAJOR) {
+      r = v / (BK / 4);
+      k = v % (BK / 4) * 4;
+    } else {
+      k = v / (ROWS / 4);
+      r = v % (ROWS / 4) * 4;
+    }
+  }
+
   // src: the tile's element (0, 0); rows, ks: how many of its r and k lie inside the matrix.
   __device__ __forceinline__ void load(const float* src, int64_t ld, int64_t rows, int64_t ks,
                                        bool vec) {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int v = threadIdx.x + i * THREADS;
+      int r, k;
+      coords(i, r, k);
       if (K_MAJOR) {
-        const int r = v / (BK / 4), k = v % (BK / 4) * 4;
         const float* s = src + r * ld + k;
         if (vec && r < rows && k + 3 < ks) {
           reg[i] = *reinterpret_cast<const float4*>(s);
@@ -123,7 +136,6 @@ struct TileLoader {
                                in && k + 2 < ks ? s[2] : 0.0f, in && k + 3 < ks ? s[3] : 0.0f);
         }
       } else {
-        const int k = v / (ROWS / 4), r = v % (ROWS / 4) * 4;
         const float* s = src + k * ld + r;
         if (vec && k < ks && r + 3 < rows) {
           reg[i] = *reinterpret_cast<const float4*>(s);
@@ -141,9 +153,8 @@ struct TileLoader {
   __device__ __forceinline__ void load_interior(const float* src, int64_t ld) {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int v = threadIdx.x + i * THREADS;
-      const int r = K_MAJOR ? v / (BK / 4) : v % (ROWS / 4) * 4;
-      const int k = K_MAJOR ? v % (BK / 4) * 4 : v / (ROWS / 4);
+      int r, k;
+      coords(i, r, k);
       reg[i] = *reinterpret_cast<const float4*>(K_MAJOR ? src + r * ld + k : src + k * ld + r);
     }
   }
@@ -152,15 +163,14 @@ struct TileLoader {
   __device__ __forceinline__ void store(float* smem) const {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int v = threadIdx.x + i * THREADS;
+      int r, k;
+      coords(i, r, k);
       if (K_MAJOR) {
-        const int r = v / (BK / 4), k = v % (BK / 4) * 4;
         smem[(k + 0) * kPitch + r] = reg[i].x;
         smem[(k + 1) * kPitch + r] = reg[i].y;
         smem[(k + 2) * kPitch + r] = reg[i].z;
         smem[(k + 3) * kPitch + r] = reg[i].w;
       } else {
-        const int k = v / (ROWS / 4), r = v % (ROWS / 4) * 4;
         *reinterpret_cast<float4*>(smem + k * kPitch + r) = reg[i];
       }
     }
