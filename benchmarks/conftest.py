@@ -2,28 +2,15 @@
 
 Each benchmark is one call synchronised inside the timed function, grouped by shape, with
 cuBLAS (torch.matmul, TF32 off) in the same group. GPU suites skip without a GPU; on the CPU
-the CPU tiers run against torch.matmul on small shapes."""
+the CPU tiers run against torch.matmul on small shapes. Shared helpers: gemmtiles.testing."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-CUDA = torch.cuda.is_available()
-DEVICE = "cuda" if CUDA else "cpu"
-
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_tf32():
     torch.backends.cuda.matmul.allow_tf32 = False
     yield
-
-
-def synchronized(fn):
-    if CUDA:
-        def run():
-            out = fn()
-            torch.cuda.synchronize()
-            return out
-        return run
-    return fn

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import gemmtiles
-from conftest import CUDA, DEVICE, synchronized
+from gemmtiles.testing import CUDA, DEVICE, synchronized
 
 SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (4095, 4097, 4093), (2048, 11008, 4096)] if CUDA else [(256, 256, 256)]
 # The slow teaching tiers only on the smallest GPU shape, to keep a run short.

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from gemmtiles.nn import replace_linear
-from conftest import CUDA, DEVICE, synchronized
+from gemmtiles.testing import CUDA, DEVICE, synchronized
 
 # (tokens, in_features, out_features)
 SHAPES = [(2048, 4096, 4096), (2048, 4096, 11008), (2048, 11008, 4096)] if CUDA else [(64, 256, 512)]

@@ -1,54 +1,91 @@
 // The gemmtiles op library: one functional op per tier, all with the semantics of
 // torch.addmm:  out = alpha * a @ b + beta * c.
-// Kernels register per dispatch key in cpu/cpu_tiers.cpp and cuda/dispatch.cu.
+// Each tier registers itself with one GEMMTILES_TIER line beside its launcher (register.h);
+// this file holds what those lines share: the schema, the registration record, and the
+// Python module `gemmtiles._C`, whose one function reports the records.
 #include <Python.h>
 
-#include <iterator>
+#include <cctype>
 #include <string>
-#include <utility>
+#include <vector>
 
-#include <ATen/ATen.h>
 #include <torch/library.h>
 
-#include "tiers.h"
+#include "register.h"
 
-extern "C" {
-// `import gemmtiles._C` loads this library, and with it the registrations below;
-// the module itself has no Python functions.
-PyObject* PyInit__C(void) {
-  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module_def);
-}
-}
+namespace gemmtiles {
 
-TORCH_LIBRARY(gemmtiles, m) {
-  for (const char* tier : gemmtiles::kAllTiers) {
-    const std::string schema =
-        std::string(tier) +
-        "(Tensor a, Tensor b, Tensor? c=None, float alpha=1.0, float beta=0.0) -> Tensor";
-    m.def(schema.c_str());
-  }
-}
+void register_autograd(torch::Library& m, const char* name);  // autograd.cpp
 
 namespace {
 
-template <size_t I>
-at::Tensor needs_cuda(const at::Tensor& a, const at::Tensor&, const std::optional<at::Tensor>&,
-                      double, double) {
-  const char* tier = gemmtiles::kCudaOnlyTiers[I];
-  TORCH_CHECK(false, "gemmtiles::", tier, ": tier '", tier, "' needs a CUDA tensor, got ",
-              a.device().str());
+std::vector<TierRecord>& records() {
+  static std::vector<TierRecord> r;
+  return r;
 }
 
-template <size_t... I>
-void register_needs_cuda(torch::Library& m, std::index_sequence<I...>) {
-  (m.impl(gemmtiles::kCudaOnlyTiers[I], &needs_cuda<I>), ...);
+const char* operands_name(Operands o) {
+  switch (o) {
+    case Operands::kStrided: return "strided";
+    case Operands::kUnitStride: return "unit_stride";
+    case Operands::kRowMajor: return "row_major";
+  }
+  return "?";
 }
 
 }  // namespace
 
-// CUDA-only tiers called with CPU tensors: a clear error instead of the dispatcher's
-// "could not run ... with arguments from the 'CPU' backend".
-TORCH_LIBRARY_IMPL(gemmtiles, CPU, m) {
-  register_needs_cuda(m, std::make_index_sequence<std::size(gemmtiles::kCudaOnlyTiers)>{});
+const std::vector<TierRecord>& registered_tiers() { return records(); }
+
+void define_tier(torch::Library& m, const char* name, const char* device, Operands operands,
+                 int min_sm) {
+  // Registration runs while the library loads, on one thread.
+  bool seen = false;
+  for (const TierRecord& r : records()) seen = seen || r.name == name;
+  std::string dev(device);
+  for (char& ch : dev) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  records().push_back({name, dev, operands, min_sm});
+  if (seen) return;
+  m.def((std::string(name) +
+         "(Tensor a, Tensor b, Tensor? c=None, float alpha=1.0, float beta=0.0) -> Tensor")
+            .c_str());
+  register_autograd(m, name);
+}
+
+}  // namespace gemmtiles
+
+namespace {
+
+// gemmtiles._C.registered_tiers() -> list of (name, device, operands, min_sm), one per
+// registration line.
+PyObject* py_registered_tiers(PyObject*, PyObject*) {
+  const auto& recs = gemmtiles::registered_tiers();
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(recs.size()));
+  if (!list) return nullptr;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const auto& r = recs[i];
+    PyObject* item = Py_BuildValue("(sssi)", r.name.c_str(), r.device.c_str(),
+                                   gemmtiles::operands_name(r.operands), r.min_sm);
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+
+PyMethodDef methods[] = {
+    {"registered_tiers", py_registered_tiers, METH_NOARGS,
+     "The tier registrations of this build: (name, device, operands, min_sm) per line."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+extern "C" {
+// `import gemmtiles._C` loads this library, and with it every registration.
+PyObject* PyInit__C(void) {
+  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, methods};
+  return PyModule_Create(&module_def);
+}
 }

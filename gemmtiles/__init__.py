@@ -12,19 +12,27 @@ from typing import Optional
 import torch
 
 from . import nn
-from ._ops import check_args, has_kernel, op
-from ._tiers import BY_NAME, TIERS, Tier, check_variant, default_tier, tier_names
+from ._ops import check_args, has_kernel, resolve
+from ._tiers import BY_NAME, TIERS, Tier, tier_names
 
 __version__ = "0.1.0"
 __all__ = ["sgemm", "variants", "nn", "Tier", "TIERS", "__version__"]
 
 
+def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
+    if tier.min_cc == (0, 0) or device.type != "cuda":
+        return True
+    return torch.cuda.get_device_capability(device) >= tier.min_cc
+
+
 def variants(device: Optional[torch.device | str] = None) -> list[str]:
-    """The tiers this build can run, in ladder order; with `device`, those that run there."""
+    """The tiers this build can run, in ladder order; with `device`, those that run there
+    (built for its device type, and for a GPU, no newer compute capability than it has)."""
     if device is None:
         return [t.name for t in TIERS if any(has_kernel(t.name, d) for d in t.devices)]
-    device_type = torch.device(device).type
-    return [n for n in tier_names(device_type) if has_kernel(n, device_type)]
+    device = torch.device(device)
+    return [n for n in tier_names(device.type)
+            if has_kernel(n, device.type) and _runs_on_gpu(BY_NAME[n], device)]
 
 
 def sgemm(
@@ -44,16 +52,17 @@ def sgemm(
     variant: a tier name from ``variants()``; default: the fastest tier for the device.
     Operands are read through their strides: transposed and sliced views need no copy.
     """
+    # The op checks its arguments in C++ (ValueError / TypeError / RuntimeError naming the
+    # argument); Python adds only what the dispatcher would report as a RuntimeError.
     where = "gemmtiles.sgemm"
-    check_args(where, a, b, c, alpha, beta)
-    device_type = a.device.type
-    if variant is None:
-        variant = default_tier(device_type)
-    check_variant(where, variant)
-    tier = BY_NAME[variant]
-    if device_type != "meta" and not tier.runs_on(device_type):
-        need = " or ".join(d.upper() for d in tier.devices)
-        raise RuntimeError(f"{where}: tier '{variant}' needs a {need} tensor, got {a.device}")
-    if device_type != "meta" and not has_kernel(variant, device_type):
-        raise RuntimeError(f"{where}: this build of gemmtiles has no {device_type.upper()} kernels (tier '{variant}')")
-    return op(variant)(a, b, c, float(alpha), float(beta))
+    if not isinstance(a, torch.Tensor):
+        check_args(where, a, b, c, alpha, beta)
+    tier_op = resolve(where, variant, a.device)
+    if not (isinstance(alpha, (float, int)) and isinstance(beta, (float, int))):
+        check_args(where, a, b, c, alpha, beta)
+    try:
+        return tier_op(a, b, c, alpha, beta)
+    except RuntimeError as e:
+        if type(e) is RuntimeError and "Expected a value of type" in str(e):
+            check_args(where, a, b, c, alpha, beta)
+        raise

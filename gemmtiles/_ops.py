@@ -1,5 +1,5 @@
-"""Loads the compiled ops and registers, for every tier in the table, its fake kernel (meta
-tensors, torch.compile) and its autograd formula."""
+"""Loads the compiled ops and registers, for every tier this build has, its fake kernel (meta
+tensors, torch.compile). Autograd and the argument checks of a real call live in C++."""
 
 from __future__ import annotations
 
@@ -7,15 +7,25 @@ import numbers
 
 import torch
 
-from . import _C  # noqa: F401  (loading the library registers the ops)
-from ._tiers import TIERS
+from . import _C
+from ._tiers import BY_NAME, DEVICES, default_tier
 
-__all__ = ["check_args", "op"]
+__all__ = ["check_args", "has_kernel", "op", "resolve", "REGISTERED"]
+
+# (name, device, operands, min_sm): one per registration line of this build.
+REGISTERED: tuple[tuple[str, str, str, int], ...] = tuple(_C.registered_tiers())
+_KERNELS = {(name, device) for name, device, _, _ in REGISTERED}
+_DEFINED = {name for name, _, _, _ in REGISTERED}
 
 
 def op(name: str):
     """The custom op ``torch.ops.gemmtiles.<name>``."""
     return getattr(torch.ops.gemmtiles, name)
+
+
+def has_kernel(name: str, device_type: str) -> bool:
+    """Whether this build of gemmtiles has a kernel for tier `name` on `device_type`."""
+    return (name, device_type) in _KERNELS
 
 
 def _shape(t: torch.Tensor) -> str:
@@ -36,7 +46,8 @@ def _check_scalar(where: str, name: str, x) -> None:
 
 def check_args(where: str, a, b, c=None, alpha=1.0, beta=0.0) -> list[int]:
     """Checks the arguments of a gemmtiles op as the C++ side does (same error types and
-    messages), and returns the output shape."""
+    messages), and returns the output shape. The fake kernels run it; sgemm runs it only
+    when a call fails, to turn the dispatcher's argument errors into TypeErrors."""
     _check_tensor(where, "a", a)
     _check_tensor(where, "b", b)
     for name, t in (("a", a), ("b", b)):
@@ -65,55 +76,55 @@ def check_args(where: str, a, b, c=None, alpha=1.0, beta=0.0) -> list[int]:
     return out
 
 
+def device_error(where: str, name: str, device: torch.device) -> RuntimeError:
+    """The error for tier `name` called with tensors on `device`, where it has no kernel."""
+    tier = BY_NAME[name]
+    if not tier.runs_on(device.type):
+        need = " or ".join(d.upper() for d in tier.devices)
+        return RuntimeError(f"{where}: tier '{name}' needs a {need} tensor, got {device}")
+    return RuntimeError(f"{where}: this build of gemmtiles has no {device.type.upper()} kernels (tier '{name}')")
+
+
+# Tiers a user may name, by device type, as the op overloads a call goes to: the kernels of
+# this build, and every defined op on meta tensors (the fake kernels).
+_OPS: dict[tuple[str, str], object] = {}
+
+# Kernels for the devices a tier has no kernel for, so that the raw op raises the same clear
+# error as sgemm instead of the dispatcher's "could not run ... with arguments from the CPU
+# backend"; they run only on misuse.
+_lib = torch.library.Library("gemmtiles", "IMPL")
+
+
 def _register(name: str) -> None:
     qualname = f"gemmtiles::{name}"
-    tier_op = op(name)
 
     @torch.library.register_fake(qualname)
     def _fake(a, b, c=None, alpha=1.0, beta=0.0):
         return a.new_empty(check_args(qualname, a, b, c, alpha, beta))
 
-    def setup_context(ctx, inputs, output):
-        a, b, c, alpha, beta = inputs
-        ctx.alpha, ctx.beta = alpha, beta
-        ctx.a_shape, ctx.b_shape = a.shape, b.shape
-        ctx.c_shape = None if c is None else c.shape
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+    overload = op(name).default
+    _OPS[(name, "meta")] = overload
+    for device in DEVICES:
+        if has_kernel(name, device):
+            _OPS[(name, device)] = overload
+        else:
+            def wrong_device(a, b, c=None, alpha=1.0, beta=0.0):
+                raise device_error(qualname, name, a.device)
 
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        grad_a = grad_b = grad_c = None
-        if ctx.needs_input_grad[0]:
-            # d(out)/d(a) = alpha * grad @ b^T; a broadcast over the batch sums the batch.
-            grad_a = tier_op(grad, b.mT, None, ctx.alpha, 0.0).sum_to_size(ctx.a_shape)
-        if ctx.needs_input_grad[1]:
-            if b.dim() == 2 and a.dim() == 3:
-                # b shared by the batch: one product over the flattened batch instead of a
-                # batch of products and a reduction.
-                k, n = a.shape[-1], grad.shape[-1]
-                grad_b = tier_op(a.reshape(-1, k).mT, grad.reshape(-1, n), None, ctx.alpha, 0.0)
-            else:
-                grad_b = tier_op(a.mT, grad, None, ctx.alpha, 0.0).sum_to_size(ctx.b_shape)
-        if ctx.c_shape is not None and ctx.needs_input_grad[2]:
-            grad_c = (grad if ctx.beta == 1.0 else grad * ctx.beta).sum_to_size(ctx.c_shape)
-        return grad_a, grad_b, grad_c, None, None
-
-    torch.library.register_autograd(qualname, backward, setup_context=setup_context)
+            _lib.impl(name, wrong_device, device.upper())
 
 
-for _tier in TIERS:
-    _register(_tier.name)
+for _name in sorted(_DEFINED):
+    _register(_name)
 
 
-# Which tiers this build has kernels for, read once: a plain lookup also traces under
-# torch.compile, where the dispatcher query does not.
-_KERNELS = {
-    (t.name, d): torch._C._dispatch_has_kernel_for_dispatch_key(f"gemmtiles::{t.name}", d.upper())
-    for t in TIERS
-    for d in t.devices
-}
-
-
-def has_kernel(name: str, device_type: str) -> bool:
-    """Whether this build of gemmtiles has a kernel for tier `name` on `device_type`."""
-    return _KERNELS.get((name, device_type), False)
+def resolve(where: str, variant, device: torch.device):
+    """The op overload of `variant` (None: the default tier) for tensors on `device`, or the
+    clear error why there is none."""
+    name = default_tier(device.type) if variant is None else variant
+    found = _OPS.get((name, device.type))
+    if found is not None:
+        return found
+    if not isinstance(name, str) or name not in BY_NAME:
+        raise ValueError(f"{where}: unknown variant {name!r}; known variants: {', '.join(BY_NAME)}")
+    raise device_error(where, name, device)

@@ -1,61 +1,82 @@
 """The tier table: the one list of gemmtiles' tiers, in ladder order.
 
-The Python API, fake and autograd registration, the tests' parametrisation, the benchmark and
-the docs all read it. A new tier is a kernel file, a launch line in ``csrc/cuda/dispatch.cu``,
-its name in ``csrc/tiers.h`` and a row here.
+The Python API, fake registration, the tests' parametrisation and tolerances, the benchmark
+and the docs' tier tables all read it. A new tier is its kernel file(s), one registration
+line beside its launcher in C++ (``GEMMTILES_TIER`` / ``GEMMTILES_CUDA_TIER``), and a row
+here; ``tests/test_ops.py`` checks the rows against what the C++ registration reports.
+
+The public API calls a tier a *variant* (``sgemm(..., variant=)``), as in "a variant of
+SGEMM"; this table and the C++ sources call it a tier, as in "a tier of the ladder".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Device types a tier may have kernels for.
+DEVICES = ("cpu", "cuda")
+
+# How a tier reads its operands (the C++ Operands of its registration line).
+OPERANDS = {
+    "strided": "any strides, in place",
+    "unit_stride": "row- or column-major, in place; no unit stride: copied",
+    "row_major": "row-major; other layouts are copied first",
+}
+
+# What a tier's arithmetic promises.
+PRECISIONS = {
+    "fp32": "fp32 products and sums, like cuBLAS's SGEMM",
+}
+
 
 @dataclass(frozen=True)
 class Tier:
     name: str
     devices: tuple[str, ...]
-    layouts: str  # how operands are read
+    operands: str  # a key of OPERANDS
     idea: str  # what the tier adds to the one before it
     source: str  # where its kernel lives
+    precision: str = "fp32"  # a key of PRECISIONS
+    min_cc: tuple[int, int] = (0, 0)  # lowest CUDA compute capability; (0, 0): any
 
     def runs_on(self, device_type: str) -> bool:
         return device_type in self.devices
 
+    @property
+    def layouts(self) -> str:
+        return OPERANDS[self.operands]
 
-_STRIDED = "any strides, in place"
-_ROW_MAJOR = "row-major; other layouts are copied first"
-_UNIT = "row- or column-major, in place; no unit stride: copied"
 
 TIERS: tuple[Tier, ...] = (
-    Tier("naive", ("cpu", "cuda"), _STRIDED,
+    Tier("naive", ("cpu", "cuda"), "strided",
          "one thread (CPU: one i-j-k loop step) per element of C, straight from memory",
          "csrc/cpu/cpu_tiers.cpp, csrc/cuda/kernels/01_naive.cuh"),
-    Tier("reorder", ("cpu",), "A any strides; B row-major, other layouts copied first",
+    Tier("reorder", ("cpu",), "row_major",
          "i-k-j loop order: unit-stride inner loop over rows of B and C, rows in parallel",
          "csrc/cpu/cpu_tiers.cpp"),
-    Tier("coalesced", ("cuda",), _STRIDED,
-         "a warp takes 32 consecutive columns, so its loads of B and stores of C coalesce",
+    Tier("coalesced", ("cuda",), "strided",
+         "a warp takes consecutive columns, so its loads of B and stores of C coalesce",
          "csrc/cuda/kernels/02_coalesced.cuh"),
-    Tier("smem", ("cuda",), _STRIDED,
-         "16x16 tiles of A and B staged in shared memory: 16x less global traffic",
+    Tier("smem", ("cuda",), "strided",
+         "square tiles of A and B staged in shared memory: global traffic divided by the tile side",
          "csrc/cuda/kernels/03_smem.cuh"),
-    Tier("unroll", ("cuda",), _STRIDED,
-         "inner product unrolled over 8 outputs per thread: one shared B load feeds 8 FMAs",
+    Tier("unroll", ("cuda",), "strided",
+         "several outputs per thread, unrolled: one shared B load feeds several FMAs",
          "csrc/cuda/kernels/04_unroll.cuh"),
-    Tier("thread_tile", ("cuda",), _STRIDED,
-         "128x128x8 block tile, 8x8 outputs per thread as outer products from registers",
+    Tier("thread_tile", ("cuda",), "strided",
+         "large block tiles, a 2-D tile of outputs per thread as outer products from registers",
          "csrc/cuda/kernels/05_thread_tile.cuh"),
-    Tier("vectorized", ("cuda",), _ROW_MAJOR,
+    Tier("vectorized", ("cuda",), "row_major",
          "float4 global loads and stores, A transposed in shared memory, float4 shared reads",
          "csrc/cuda/kernels/06_vectorized.cuh"),
-    Tier("bank_free", ("cuda",), _ROW_MAJOR,
+    Tier("bank_free", ("cuda",), "row_major",
          "padded A tile and split fragments: no shared-memory bank conflicts",
          "csrc/cuda/kernels/07_bank_free.cuh"),
-    Tier("double_buffer", ("cuda",), _ROW_MAJOR,
+    Tier("double_buffer", ("cuda",), "row_major",
          "two shared buffers: the next K slice loads while this one is computed",
          "csrc/cuda/kernels/08_double_buffer.cuh"),
-    Tier("warptile", ("cuda",), _UNIT,
-         "block -> warp -> thread tiling, 256x128 tiles, NN/NT/TN/TT read natively",
+    Tier("warptile", ("cuda",), "unit_stride",
+         "block -> warp -> thread tiling, tile shape chosen per problem, NN/NT/TN/TT read natively",
          "csrc/cuda/kernels/09_warptile.cuh"),
 )
 

@@ -167,6 +167,63 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     return rows
 
 
+def overhead_cases(device: torch.device, size: int = 64):
+    """(name, gemmtiles call, torch call) pairs of the per-call cost at size x size: a GEMM
+    this small is launch- and dispatch-bound, so the ratio is the overhead gemmtiles adds."""
+    from .nn import Linear
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=g).to(device)
+    b = torch.randn(size, size, generator=g).to(device)
+    stock = torch.nn.Linear(size, size, device=device)
+    ours = Linear(size, size, device=device)
+    ours.load_state_dict(stock.state_dict())
+    x = torch.randn(size, size, generator=g).to(device).requires_grad_()
+
+    def fwd_bwd(layer):
+        def step():
+            layer(x).sum().backward()
+        return step
+
+    def no_grad(fn):
+        def call():
+            with torch.no_grad():
+                return fn()
+        return call
+
+    return [
+        (f"sgemm vs torch.mm {size}x{size}", lambda: sgemm(a, b), lambda: torch.mm(a, b)),
+        (f"Linear fwd {size}x{size} (no_grad)", no_grad(lambda: ours(x)), no_grad(lambda: stock(x))),
+        (f"Linear fwd {size}x{size}", lambda: ours(x), lambda: stock(x)),
+        (f"Linear fwd+bwd {size}x{size}", fwd_bwd(ours), fwd_bwd(stock)),
+    ]
+
+
+def measure_overhead(device: torch.device, calls: int = 2000, rounds: int = 5):
+    """Wall time per call (microseconds, best of `rounds` runs of `calls` back-to-back calls,
+    the GPU synchronised at the end of each run) of gemmtiles and torch on each case."""
+    def per_call(fn) -> float:
+        best = float("inf")
+        for _ in range(rounds):
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        return best
+
+    results = []
+    for name, ours, theirs in overhead_cases(device):
+        for fn in (ours, theirs):
+            for _ in range(50):
+                fn()
+        results.append((name, per_call(ours), per_call(theirs)))
+    return results
+
+
 def _fmt(x: Optional[float], spec: str) -> str:
     return "" if x is None else format(x, spec)
 
@@ -225,16 +282,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")
     p.add_argument("--out", default="bench-results", help="folder for CSV, JSON and the plot")
+    p.add_argument("--overhead", action="store_true",
+                   help="per-call wall time of sgemm and nn.Linear against torch at 64x64 instead")
     args = p.parse_args(argv)
 
     device = torch.device(args.device)
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    if args.overhead:
+        print(f"gemmtiles per-call overhead on {device_name} (us per call, best of 5 x 2000 calls)")
+        print(f"{'case':<34} {'gemmtiles':>10} {'torch':>8} {'ratio':>6}")
+        for name, ours, theirs in measure_overhead(device):
+            print(f"{name:<34} {ours:>10.2f} {theirs:>8.2f} {ours / theirs:>6.2f}")
+        return 0
     available = variants(device)
     tiers = available if args.tiers == "all" else args.tiers.split(",")
     for t in tiers:
         if t not in BY_NAME or t not in available:
             p.error(f"tier {t!r} does not run on {device.type} here; available: {', '.join(available)}")
     shapes = shape_set(args.shapes, device.type)
-    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     ref_name = "cublas" if device.type == "cuda" else "torch"
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget)

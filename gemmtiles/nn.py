@@ -13,8 +13,8 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from ._ops import op
-from ._tiers import check_variant, default_tier
+from ._ops import resolve
+from ._tiers import check_variant
 
 __all__ = ["Linear", "replace_linear"]
 
@@ -42,14 +42,12 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
-        variant = self.variant or default_tier(x.device.type)
-        lead = x.shape[:-1]
-        x2 = x.reshape(-1, self.in_features)
-        if self.bias is None:
-            out = op(variant)(x2, self.weight.T, None, 1.0, 0.0)
-        else:
-            out = op(variant)(x2, self.weight.T, self.bias, 1.0, 1.0)
-        return out.reshape(*lead, self.out_features)
+        tier_op = resolve("gemmtiles.nn.Linear", self.variant, x.device)
+        bias = self.bias
+        if x.dim() == 2:
+            return tier_op(x, self.weight.t(), bias, 1.0, 0.0 if bias is None else 1.0)
+        out = tier_op(x.reshape(-1, self.in_features), self.weight.t(), bias, 1.0, 0.0 if bias is None else 1.0)
+        return out.view(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", variant={self.variant!r}"

@@ -4,14 +4,12 @@ so an out-of-bounds read that happens to return zeros still fails here."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-import gemmtiles  # noqa: E402
-from conftest import assert_gemm_close, operand  # noqa: E402
+import gemmtiles
+from gemmtiles.testing import assert_gemm_close, operand
 
 CASES = [
     # m, n, k, a layout, b layout, pad, offset, batch

@@ -1,12 +1,18 @@
-"""Gradients of every tier against torch autograd on the same inputs (float64 reference)."""
+"""Gradients of every tier against torch autograd on the same inputs (float64 reference),
+for every combination of which inputs require a gradient, eager and compiled."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 import torch
 
 import gemmtiles
-from conftest import assert_gemm_close, tier_params
+from torch import nn
+
+from gemmtiles.nn import Linear, replace_linear
+from gemmtiles.testing import assert_gemm_close, needs_cuda, tier_params
 
 
 def grads(fn, *inputs):
@@ -70,3 +76,92 @@ def test_no_grad_for_frozen_inputs(tier, device):
     with torch.inference_mode():
         out = gemmtiles.sgemm(a, b, variant=tier)
         assert not out.requires_grad
+
+
+# (a, b, c) shapes: 2-D with a bias row and with a full c, batches broadcast both ways.
+GRAD_SHAPES = {
+    "bias-row": ((13, 7), (7, 11), (11,)),
+    "full-c": ((13, 7), (7, 11), (13, 11)),
+    "shared-b": ((3, 13, 7), (7, 11), (11,)),
+    "shared-a": ((13, 7), (3, 7, 11), (3, 13, 11)),
+    "batch1-a": ((1, 13, 7), (3, 7, 11), (3, 1, 11)),
+}
+REQUIRES = list(itertools.product([False, True], repeat=3))
+
+
+def _leaves(shapes, requires, device, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(s, generator=g).to(device).requires_grad_(r) for s, r in zip(shapes, requires)]
+
+
+def _check_grads(fn, tier, device, shapes, requires, alpha=0.5, beta=2.0):
+    a, b, c = _leaves(shapes, requires, device)
+    out = fn(a, b, c)
+    want = torch.matmul(a.detach().double(), b.detach().double()) * alpha + beta * c.detach().double()
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
+    if not any(requires):
+        assert not out.requires_grad and out.grad_fn is None
+        return
+    g = torch.randn_like(out)
+    out.backward(g)
+    for x, r in zip((a, b, c), requires):
+        assert (x.grad is not None) == r
+    if requires[0]:
+        assert_gemm_close(a.grad, *_as_product(alpha * g, b.detach().mT, shapes[0]))
+    if requires[1]:
+        assert_gemm_close(b.grad, *_as_product(a.detach().mT, alpha * g, shapes[1]))
+    if requires[2]:
+        torch.testing.assert_close(c.grad, (beta * g).sum_to_size(shapes[2]))
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
+@pytest.mark.parametrize("shapes", GRAD_SHAPES.values(), ids=GRAD_SHAPES.keys())
+@pytest.mark.parametrize("requires", REQUIRES, ids=lambda r: "grad-" + "".join("abc"[i] for i in range(3) if r[i]) or "none")
+def test_every_requires_grad_combination(tier, device, shapes, requires):
+    def ours(a, b, c):
+        return gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=2.0)
+
+    _check_grads(ours, tier, device, shapes, requires)
+
+
+COMPILED = [pytest.param("naive", "cpu", id="naive-cpu"),
+            pytest.param("reorder", "cpu", id="reorder-cpu"),
+            pytest.param("warptile", "cuda", id="warptile-cuda", marks=needs_cuda)]
+
+
+@pytest.mark.parametrize("tier,device", COMPILED)
+@pytest.mark.parametrize("shapes", [GRAD_SHAPES["bias-row"], GRAD_SHAPES["shared-b"]], ids=["bias-row", "shared-b"])
+@pytest.mark.parametrize("requires", REQUIRES, ids=lambda r: "grad-" + "".join("abc"[i] for i in range(3) if r[i]) or "none")
+def test_every_requires_grad_combination_compiled(tier, device, shapes, requires):
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def ours(a, b, c):
+        return gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=2.0)
+
+    _check_grads(ours, tier, device, shapes, requires)
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
+def test_frozen_input_linear(tier, device):
+    """The first layer of a model fed raw features: the weight needs a gradient, the input
+    does not."""
+    lin = Linear(16, 8, variant=tier, device=device)
+    x = torch.randn(4, 16, device=device)
+    lin(x).sum().backward()
+    torch.testing.assert_close(lin.weight.grad, torch.ones(8, 4, device=device) @ x, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lin.bias.grad, torch.full((8,), 4.0, device=device))
+
+
+@pytest.mark.parametrize("tier,device", COMPILED)
+def test_frozen_input_linear_compiled(tier, device):
+    torch._dynamo.reset()
+    model = replace_linear(nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 2)).to(device), variant=tier)
+    compiled = torch.compile(model, fullgraph=True)
+    x = torch.randn(4, 16, device=device)
+    compiled(x).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).sum().backward()
+    for g, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-5, atol=1e-5)

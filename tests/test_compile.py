@@ -11,8 +11,7 @@ import torch
 
 import gemmtiles
 from gemmtiles.nn import replace_linear
-from conftest import needs_cuda
-from test_nn import Block
+from gemmtiles.testing import Block, needs_cuda
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from conftest import CUDA, assert_gemm_close, operand, run, tier_params
+from gemmtiles.testing import CUDA, assert_gemm_close, check_tier, operand, run, tier_params
 
 # 0, 1, primes, sizes just off the tile multiples, skinny and rectangular.
 SHAPES = [
@@ -31,8 +31,8 @@ def test_shapes(tier, device, m, n, k):
     a = operand(m, k, device)
     b = operand(k, n, device)
     c = operand(m, n, device)
-    assert_gemm_close(run(tier, a, b), a, b)
-    assert_gemm_close(run(tier, a, b, c, alpha=0.5, beta=2.0), a, b, c, 0.5, 2.0)
+    check_tier(tier, a, b)
+    check_tier(tier, a, b, c, alpha=0.5, beta=2.0)
 
 
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
@@ -42,7 +42,7 @@ def test_shapes_large(tier, device, m, n, k):
     a = operand(m, k, device)
     b = operand(k, n, device)
     c = operand(1, n, device)[0]
-    assert_gemm_close(run(tier, a, b, c, alpha=-1.25, beta=0.75), a, b, c, -1.25, 0.75)
+    check_tier(tier, a, b, c, alpha=-1.25, beta=0.75)
 
 
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
@@ -54,9 +54,9 @@ def test_warptile_large_configuration(layout, m, n, k):
     a = operand(m, k, "cuda", "col" if layout[0] == "T" else "row", pad=1, offset=1)
     b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row", pad=3)
     c = torch.randn(n, device="cuda")
-    assert_gemm_close(run("warptile", a, b, c, 0.5, 2.0), a, b, c, 0.5, 2.0)
+    check_tier("warptile", a, b, c, 0.5, 2.0)
     a, b = operand(m, k, "cuda", "col" if layout[0] == "T" else "row"), operand(k, n, "cuda", "col" if layout[1] == "T" else "row")
-    assert_gemm_close(run("warptile", a, b), a, b)
+    check_tier("warptile", a, b)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -66,7 +66,7 @@ def test_warptile_large_configuration(layout, m, n, k):
 def test_layouts(tier, device, layout, pad, offset, m, n, k):
     a = operand(m, k, device, "col" if layout[0] == "T" else "row", pad, offset)
     b = operand(k, n, device, "col" if layout[1] == "T" else "row", pad, offset)
-    assert_gemm_close(run(tier, a, b), a, b)
+    check_tier(tier, a, b)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -78,13 +78,13 @@ def test_single_row_or_column_with_strides(tier, device, which):
     col = torch.randn(9, 3, device=device)[::2, 1:2]  # (5, 1), strides (6, 1)
     if which == "a":
         a, b = row, operand(4, 3, device)
-        assert_gemm_close(run(tier, a, b), a, b)
+        check_tier(tier, a, b)
         a, b = col, operand(1, 6, device)
     else:
         a, b = operand(3, 1, device), row
-        assert_gemm_close(run(tier, a, b), a, b)
+        check_tier(tier, a, b)
         a, b = operand(2, 5, device), col
-    assert_gemm_close(run(tier, a, b), a, b)
+    check_tier(tier, a, b)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -92,7 +92,7 @@ def test_no_unit_stride(tier, device):
     # Every other row and column: no unit stride anywhere.
     a = torch.randn(2 * 37, 2 * 29, device=device)[::2, ::2]
     b = torch.randn(2 * 29, 3 * 23, device=device)[::2, ::3]
-    assert_gemm_close(run(tier, a, b), a, b)
+    check_tier(tier, a, b)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -108,7 +108,7 @@ def test_alpha_beta_c(tier, device, c_shape, alpha, beta):
         "scalar": lambda: torch.randn((), device=device),
         "transposed": lambda: operand(m, n, device, "col", pad=2),
     }[c_shape]()
-    assert_gemm_close(run(tier, a, b, c, alpha, beta), a, b, c, alpha, beta)
+    check_tier(tier, a, b, c, alpha, beta)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -145,7 +145,7 @@ def test_batched_layouts(tier, device):
     # Transposed slices of a batch, and a batch dimension that is not outermost in memory.
     a = operand(23, 31, device, "col", pad=1, batch=4)
     b = torch.randn(19, 4, 31, device=device).permute(1, 2, 0)  # (4, 31, 19), batch stride 31
-    assert_gemm_close(run(tier, a, b), a, b)
+    check_tier(tier, a, b)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gemmtiles
-from conftest import needs_cuda
+from gemmtiles.testing import needs_cuda
 
 
 def sgemm_call(a, b, **kw):

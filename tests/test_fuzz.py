@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gemmtiles
-from conftest import assert_gemm_close, operand, tier_params
+from gemmtiles._tiers import BY_NAME
+from gemmtiles.testing import assert_gemm_close, operand, tier_params
 
 EDGES = [0, 1, 2, 3, 4, 5, 7, 8, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 131, 255, 256, 257]
 dims = st.one_of(st.sampled_from(EDGES), st.integers(0, 300))
@@ -52,6 +53,6 @@ def test_fuzz(tier, device):
              "col": lambda: torch.randn(m, 1, device=device)}[c_kind]
         c = c() if c is not None else None
         out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta)
-        assert_gemm_close(out, a, b, c, alpha, beta)
+        assert_gemm_close(out, a, b, c, alpha, beta, precision=BY_NAME[tier].precision)
 
     check()

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gemmtiles.nn import Linear, replace_linear
-from conftest import needs_cuda
+from gemmtiles.testing import Block, needs_cuda
 
 # (device, variant): the CPU tiers everywhere, the flagship CUDA tier on a GPU.
 DEVICE_VARIANTS = [
@@ -20,26 +20,6 @@ DEVICE_VARIANTS = [
     pytest.param("cuda", "warptile", id="cuda-warptile", marks=needs_cuda),
     pytest.param("cuda", "naive", id="cuda-naive", marks=needs_cuda),
 ]
-
-
-class Block(nn.Module):
-    """A pre-norm transformer block: self-attention and a GELU MLP."""
-
-    def __init__(self, d: int = 32, heads: int = 4, hidden: int = 96):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, hidden), nn.Linear(hidden, d)
-        self.head = nn.Linear(d, 1, bias=False)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
-        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-        return self.head(x).squeeze(-1)
 
 
 def test_state_dict_matches_torch():

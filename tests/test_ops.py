@@ -7,18 +7,32 @@ import pytest
 import torch
 
 import gemmtiles
+from gemmtiles._ops import REGISTERED
 from gemmtiles._tiers import TIERS
-from conftest import operand, tier_params
+from gemmtiles.testing import operand, tier_params
+
+
+BUILT_CUDA = any(device == "cuda" for _, device, _, _ in REGISTERED)
 
 
 def test_every_tier_is_an_op_and_every_op_a_tier():
-    table = {t.name for t in TIERS}
+    """The tier table and the C++ registration lines agree: the same names, devices, operand
+    layouts and minimum compute capability (a build without CUDA has only the CPU lines)."""
     registered = {
         name.split("::", 1)[1]
         for name in torch._C._dispatch_get_all_op_names()
         if name.startswith("gemmtiles::")
     }
+    built = {"cpu", "cuda"} if BUILT_CUDA else {"cpu"}
+    table = {t.name for t in TIERS if set(t.devices) & built}
     assert registered == table
+    lines = {(name, device): (operands, min_sm) for name, device, operands, min_sm in REGISTERED}
+    assert len(lines) == len(REGISTERED), "a tier registered twice for one device"
+    want = {
+        (t.name, d): (t.operands, t.min_cc[0] * 10 + t.min_cc[1])
+        for t in TIERS for d in t.devices if d in built
+    }
+    assert lines == want
 
 
 @pytest.mark.parametrize("tier", [t.name for t in TIERS])
@@ -33,7 +47,10 @@ def test_variants():
     assert gemmtiles.variants("cpu") == ["naive", "reorder"]
     assert set(gemmtiles.variants("cpu")) <= set(gemmtiles.variants())
     if torch.cuda.is_available():
-        assert gemmtiles.variants("cuda")[-1] == "warptile"
+        cuda = gemmtiles.variants("cuda")
+        assert cuda == [t for t in gemmtiles.variants() if t in cuda]  # ladder order
+        assert set(cuda) == {t.name for t in TIERS if t.runs_on("cuda")
+                             and torch.cuda.get_device_capability() >= t.min_cc}
 
 
 @pytest.mark.parametrize("tier", [t.name for t in TIERS])

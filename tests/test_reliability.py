@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gemmtiles
-from conftest import CUDA, assert_gemm_close, needs_cuda, operand, tier_params
+from gemmtiles.testing import CUDA, assert_gemm_close, needs_cuda, operand, tier_params
 
 
 @pytest.mark.parametrize("tier,device", tier_params())

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "../prepare.h"
+#include "../register.h"
 
 namespace gemmtiles {
 namespace {
@@ -35,18 +36,18 @@ at::Tensor naive_cpu(const at::Tensor& a, const at::Tensor& b, const std::option
   }
   return g.out;
 }
+GEMMTILES_TIER(naive, CPU, Operands::kStrided, &naive_cpu);
 
 // reorder: the i-k-j loop. The inner loop runs along a row of B and a row of the output,
-// both unit stride, so it streams through cache lines and vectorises; rows run in parallel.
+// both unit stride, so it streams through cache lines and vectorises; rows run in parallel
+// once a chunk of rows holds enough work (2^18 multiply-adds) to pay for waking a thread.
+// Operands are row-major: others are copied first.
 at::Tensor reorder_cpu(const at::Tensor& a, const at::Tensor& b,
                        const std::optional<at::Tensor>& c, double alpha, double beta) {
-  // b: (..., K, N); the inner loop needs its rows contiguous.
-  const bool b_rows_contiguous = b.dim() < 2 || b.stride(-1) == 1 || b.size(-1) == 1;
-  PreparedGemm g = prepare_gemm("reorder", a, b_rows_contiguous ? b : b.contiguous(), c,
-                                alpha, beta, Operands::kStrided);
+  PreparedGemm g = prepare_gemm("reorder", a, b, c, alpha, beta, Operands::kRowMajor);
   if (!g.needs_kernel) return g.out;
   const GemmProblem& p = g.p;
-  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, p.N * p.K));
+  const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, p.N * p.K));
   at::parallel_for(0, p.batch * p.M, grain, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t z = row / p.M, m = row % p.M;
@@ -64,11 +65,7 @@ at::Tensor reorder_cpu(const at::Tensor& a, const at::Tensor& b,
   });
   return g.out;
 }
+GEMMTILES_TIER(reorder, CPU, Operands::kRowMajor, &reorder_cpu);
 
 }  // namespace
 }  // namespace gemmtiles
-
-TORCH_LIBRARY_IMPL(gemmtiles, CPU, m) {
-  m.impl("naive", &gemmtiles::naive_cpu);
-  m.impl("reorder", &gemmtiles::reorder_cpu);
-}

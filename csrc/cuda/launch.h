@@ -5,10 +5,16 @@
 #include <cstdint>
 #include <string>
 
+#include <optional>
+
+#include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include "../gemm_problem.h"
+#include "../prepare.h"
+#include "../register.h"
 
 namespace gemmtiles {
 
@@ -54,7 +60,29 @@ void launch_tier(const GemmProblem& p, Kernel kernel, const char* op) {
   launch_tiles(p, kernel, Tier::BM, Tier::BN, Tier::block(), op);
 }
 
-// warptile.cu
-void launch_warptile(const GemmProblem& p);
+// Compute capability of `device` as major * 10 + minor, read once per device.
+int compute_capability(c10::DeviceIndex device);
+
+// The op body of every CUDA tier: checks and problem first (they raise before any work),
+// then the launch under a guard of the inputs' device.
+at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
+                         void (*launch)(const GemmProblem&), const at::Tensor& a,
+                         const at::Tensor& b, const std::optional<at::Tensor>& c, double alpha,
+                         double beta);
 
 }  // namespace gemmtiles
+
+// Registers a CUDA tier (register.h) whose kernel `launch` runs on GPUs of compute
+// capability min_sm and up, reading the operand layouts `operands` in place.
+#define GEMMTILES_CUDA_TIER_MIN_SM(name, operands, min_sm, launch)                        \
+  GEMMTILES_TIER_MIN_SM(name, CUDA, operands, min_sm,                                    \
+                        ([](const at::Tensor& a, const at::Tensor& b,                    \
+                            const std::optional<at::Tensor>& c, double alpha,            \
+                            double beta) {                                               \
+                          return ::gemmtiles::run_cuda_tier(#name, ::gemmtiles::operands, \
+                                                            min_sm, launch, a, b, c,     \
+                                                            alpha, beta);                \
+                        }))
+
+#define GEMMTILES_CUDA_TIER(name, operands, launch) \
+  GEMMTILES_CUDA_TIER_MIN_SM(name, operands, 0, launch)

@@ -35,8 +35,6 @@ int multiprocessors() {
   return sms;
 }
 
-}  // namespace
-
 void launch_warptile(const GemmProblem& p) {
   // Waves of blocks each configuration needs, weighed by how long a wave takes, in units of
   // one small tile's work: a large block (one per SM) does two units about 9% faster than
@@ -55,5 +53,8 @@ void launch_warptile(const GemmProblem& p) {
     launch_config<WarptileSmall>(p);
   }
 }
+// Row- and column-major operands are read in place.
+GEMMTILES_CUDA_TIER(warptile, Operands::kUnitStride, launch_warptile);
 
+}  // namespace
 }  // namespace gemmtiles

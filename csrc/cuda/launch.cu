@@ -1,0 +1,45 @@
+// The op body shared by the CUDA tiers (launch.h).
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <c10/cuda/CUDAFunctions.h>
+
+#include "launch.h"
+
+namespace gemmtiles {
+
+int compute_capability(c10::DeviceIndex device) {
+  static std::once_flag once;
+  static std::vector<int> cc;
+  std::call_once(once, [] {
+    cc.resize(c10::cuda::device_count());
+    for (size_t d = 0; d < cc.size(); ++d) {
+      cudaDeviceProp prop;
+      C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, static_cast<int>(d)));
+      cc[d] = prop.major * 10 + prop.minor;
+    }
+  });
+  return cc.at(static_cast<size_t>(device));
+}
+
+at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
+                         void (*launch)(const GemmProblem&), const at::Tensor& a,
+                         const at::Tensor& b, const std::optional<at::Tensor>& c, double alpha,
+                         double beta) {
+  TORCH_CHECK(a.is_cuda(), "gemmtiles::", name, ": expected all tensors on one device, got a on ",
+              a.device().str(), " and b on ", b.device().str());
+  if (min_sm > 0) {
+    const int cc = compute_capability(a.device().index());
+    TORCH_CHECK(cc >= min_sm, "gemmtiles::", name, ": tier '", name,
+                "' needs a GPU of compute capability ", std::to_string(min_sm / 10), ".",
+                std::to_string(min_sm % 10), " or newer, got ", std::to_string(cc / 10), ".",
+                std::to_string(cc % 10), " on ", a.device().str());
+  }
+  const c10::cuda::CUDAGuard guard(a.device());
+  PreparedGemm g = prepare_gemm(name, a, b, c, alpha, beta, operands);
+  if (g.needs_kernel) launch(g.p);
+  return g.out;
+}
+
+}  // namespace gemmtiles

@@ -1,0 +1,145 @@
+"""Helpers shared by the tests, the benchmarks and the scripts: tier parametrisation from the
+tier table, operands in every layout, the accuracy rule (error against a float64 reference,
+compared with fp32 torch.matmul's own error on the same inputs), and a small transformer
+block. Needs pytest (the ``test`` extra)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import gemmtiles
+from ._tiers import BY_NAME, TIERS
+
+__all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "needs_cuda", "operand",
+           "reference", "run", "synchronized", "tier_params"]
+
+CUDA = torch.cuda.is_available()
+DEVICE = "cuda" if CUDA else "cpu"  # where the benchmarks run
+
+
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
+
+
+def _capability_mark(tier):
+    if tier.min_cc == (0, 0) or not CUDA:
+        return []
+    have = torch.cuda.get_device_capability()
+    return [pytest.mark.skipif(have < tier.min_cc,
+                               reason=f"needs compute capability {tier.min_cc[0]}.{tier.min_cc[1]}, have {have[0]}.{have[1]}")]
+
+
+def tier_params(devices=("cpu", "cuda")):
+    """pytest params (tier, device) for every tier on every device it runs on; CUDA ones skip
+    without a GPU or where the GPU is older than the tier needs."""
+    params = []
+    for t in TIERS:
+        for d in t.devices:
+            if d not in devices:
+                continue
+            marks = [needs_cuda] + _capability_mark(t) if d == "cuda" else []
+            params.append(pytest.param(t.name, d, id=f"{t.name}-{d}", marks=marks))
+    return params
+
+
+def operand(rows, cols, device, layout="row", pad=0, offset=0, batch=None, generator=None):
+    """A float32 (rows, cols) operand, or (batch, rows, cols), stored as asked:
+    layout "row" (unit column stride) or "col" (unit row stride); `pad` extra elements per
+    leading dimension (a slice of a wider matrix); `offset` elements before the first one
+    (offsets 1-3 misalign the pointer for float4)."""
+    lead, inner = (rows, cols) if layout == "row" else (cols, rows)
+    ld = inner + pad
+    per = lead * ld
+    nb = 1 if batch is None else batch
+    storage = torch.randn(offset + nb * per, generator=generator).to(device)
+    full = storage[offset:].view(nb, lead, ld)[:, :, :inner]
+    t = full if layout == "row" else full.transpose(1, 2)
+    return t[0] if batch is None else t
+
+
+def reference(a, b, c=None, alpha=1.0, beta=0.0):
+    out = alpha * torch.matmul(a.double().cpu(), b.double().cpu())
+    if c is not None and beta != 0:
+        out = out + beta * c.double().cpu()
+    return out
+
+
+# Unit roundoff of the inputs' rounding, by the tier table's precision.
+_EPS = {"fp32": torch.finfo(torch.float32).eps}
+
+
+def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32"):
+    """out must be within 4x fp32 torch.matmul's worst error against the float64 reference,
+    plus an elementwise bound that grows with sqrt(K): 2 * sqrt(K) * eps * (|alpha| |a||b| +
+    |beta| |c|), eps being the unit roundoff of `precision` (a key of the tier table's
+    PRECISIONS). A lost or doubled term, a wrong index or an unwritten element is far outside
+    it; summation order is not."""
+    ref = reference(a, b, c, alpha, beta)
+    assert out.dtype == torch.float32
+    assert tuple(out.shape) == tuple(ref.shape), (out.shape, ref.shape)
+    k = a.shape[-1]
+    eps = _EPS[precision]
+    mag = abs(alpha) * torch.matmul(a.double().abs().cpu(), b.double().abs().cpu())
+    if c is not None and beta != 0:
+        mag = mag + abs(beta) * c.double().abs().cpu()
+    torch_out = alpha * torch.matmul(a.cpu(), b.cpu())
+    if c is not None and beta != 0:
+        torch_out = torch_out + beta * c.cpu()
+    torch_err = (torch_out.double() - ref).abs().max().item() if ref.numel() else 0.0
+    tol = 4 * torch_err + 2 * max(k, 1) ** 0.5 * eps * mag + 1e-30
+    err = (out.double().cpu() - ref).abs()
+    assert torch.isfinite(out).all(), "non-finite values in the output"
+    bad = err > tol
+    if bad.any():
+        idx = bad.nonzero()[0].tolist()
+        raise AssertionError(
+            f"{int(bad.sum())} of {out.numel()} elements off; first at {idx}: "
+            f"got {out.cpu()[tuple(idx)].item()}, want {ref[tuple(idx)].item()}, tol {tol[tuple(idx)].item():.3g}"
+        )
+
+
+def run(tier, a, b, c=None, alpha=1.0, beta=0.0):
+    out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta)
+    if out.is_cuda:
+        torch.cuda.synchronize()
+    return out
+
+
+def check_tier(tier, a, b, c=None, alpha=1.0, beta=0.0):
+    """Runs `tier` and checks its output with the tolerance of the tier's precision."""
+    out = run(tier, a, b, c, alpha, beta)
+    assert_gemm_close(out, a, b, c, alpha, beta, precision=BY_NAME[tier].precision)
+    return out
+
+
+def synchronized(fn):
+    """fn, followed by a GPU synchronisation where there is a GPU (for timing one call)."""
+    if CUDA:
+        def run_synced():
+            out = fn()
+            torch.cuda.synchronize()
+            return out
+        return run_synced
+    return fn
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: self-attention and a GELU MLP."""
+
+    def __init__(self, d: int = 32, heads: int = 4, hidden: int = 96):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, hidden), nn.Linear(hidden, d)
+        self.head = nn.Linear(d, 1, bias=False)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
+        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        return self.head(x).squeeze(-1)
