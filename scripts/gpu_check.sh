@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One pass on a GPU machine: build from source, tune harness, tests, benchmark, sanitizer.
 # Logs go to $OUT (default ./gpu-logs). Usage: scripts/gpu_check.sh [steps...]
-#   steps: build tune tests bench sanitize (default: all, in that order)
+#   steps: build tune tests bench overhead sanitize (default: all, in that order)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-logs}
 mkdir -p "$OUT"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16} PYTHONUNBUFFERED=1
-steps=${*:-build tune tests bench sanitize}
+steps=${*:-build tune tests bench overhead sanitize}
 for step in $steps; do
   echo "=== $step ($(date +%T))"
   case $step in
@@ -28,6 +28,9 @@ for step in $steps; do
       ;;
     bench)
       python -m gemmtiles.bench --shapes "${BENCH_SHAPES:-all}" --out "$OUT" 2>&1 | tee "$OUT/bench.txt"
+      ;;
+    overhead)
+      python -m gemmtiles.bench --overhead 2>&1 | tee "$OUT/overhead.txt"
       ;;
     sanitize)
       scripts/sanitize.sh >"$OUT/sanitize.log" 2>&1
