@@ -14,9 +14,10 @@ import torch
 from . import nn
 from ._ops import check_args, has_kernel, resolve
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
+from .switch import enable
 
 __version__ = "0.1.0"
-__all__ = ["sgemm", "variants", "nn", "Tier", "TIERS", "__version__"]
+__all__ = ["sgemm", "variants", "enable", "nn", "Tier", "TIERS", "__version__"]
 
 
 def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
@@ -57,7 +58,11 @@ def sgemm(
     where = "gemmtiles.sgemm"
     if not isinstance(a, torch.Tensor):
         check_args(where, a, b, c, alpha, beta)
-    tier_op = resolve(where, variant, a.device)
+    try:
+        tier_op = resolve(where, variant, a.device)
+    except (ValueError, RuntimeError):
+        check_args(where, a, b, c, alpha, beta)  # mixed devices, dtypes: the first error
+        raise
     if not (isinstance(alpha, (float, int)) and isinstance(beta, (float, int))):
         check_args(where, a, b, c, alpha, beta)
     try:

@@ -1,0 +1,117 @@
+"""``gemmtiles.enable()``: one switch that runs a whole model's fp32 matrix products on
+gemmtiles, without changing its code.
+
+Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tensor.matmul``,
+``torch.mm``, ``torch.bmm``, ``torch.addmm``, ``torch.baddbmm`` and ``F.linear`` (so also
+``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
+the variant named — with gemmtiles' autograd. Everything else runs on torch untouched: other
+dtypes, ``out=`` arguments, 1-D operands, ranks a gemmtiles op does not take, devices the
+tier has no kernel for.
+
+It is a ``torch.overrides.TorchFunctionMode``: it applies to the thread that entered it (the
+mode stack is thread-local), nests, and is traced by ``torch.compile``: a function compiled
+inside the switch has gemmtiles ops in its graph; called outside, it is recompiled for torch
+(dynamo guards on the mode stack), and the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from ._ops import _OPS
+from ._tiers import check_variant, default_tier
+
+__all__ = ["enable"]
+
+_MM = {torch.mm, torch.Tensor.mm}
+_BMM = {torch.bmm, torch.Tensor.bmm}
+_MATMUL = {torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__}
+_ADDMM = {torch.addmm, torch.Tensor.addmm}
+_BADDBMM = {torch.baddbmm, torch.Tensor.baddbmm}
+_HANDLED = _MM | _BMM | _MATMUL | _ADDMM | _BADDBMM | {torch.Tensor.__rmatmul__, F.linear}
+
+
+def _fp32(*ts) -> bool:
+    return all(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
+
+
+class enable(TorchFunctionMode):
+    """Context manager: fp32 matrix products of torch run on gemmtiles (module docstring).
+
+    variant: the tier to use; None (default) picks the default tier of each call's device.
+    """
+
+    def __init__(self, variant: Optional[str] = None) -> None:
+        if variant is not None:
+            check_variant("gemmtiles.enable", variant)
+        super().__init__()
+        self.variant = variant
+
+    def _op(self, t: torch.Tensor):
+        device = t.device.type
+        return _OPS.get((self.variant or default_tier(device), device))
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _HANDLED:
+            out = self._gemm(func, args, kwargs)
+            if out is not None:
+                return out
+        return func(*args, **kwargs)
+
+    def _gemm(self, func, args, kwargs):
+        """The gemmtiles result of func(*args, **kwargs), or None to leave it to torch."""
+        if "out" in kwargs:
+            return None
+        if func is torch.Tensor.__rmatmul__:
+            func, args = torch.matmul, (args[1], args[0])
+        if func in _MM or func in _BMM or func in _MATMUL:
+            if len(args) != 2 or kwargs:
+                return None
+            a, b = args
+            if not _fp32(a, b):
+                return None
+            rank = 2 if func in _MM else 3 if func in _BMM else None
+            if rank is not None and (a.dim() != rank or b.dim() != rank):
+                return None
+            return self._matmul(a, b, None, 1.0, 0.0)
+        if func in _ADDMM or func in _BADDBMM:
+            if len(args) != 3:
+                return None
+            c, a, b = args
+            beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+            rank = 2 if func in _ADDMM else 3
+            if set(kwargs) - {"beta", "alpha"} or not _fp32(c, a, b) or a.dim() != rank or b.dim() != rank:
+                return None
+            if not (isinstance(alpha, (int, float)) and isinstance(beta, (int, float))):
+                return None
+            return self._matmul(a, b, c, float(alpha), float(beta))
+        if func is F.linear:
+            x, w = args[0], args[1] if len(args) > 1 else kwargs.get("weight")
+            bias = args[2] if len(args) > 2 else kwargs.get("bias")
+            if not _fp32(x, w) or (bias is not None and not _fp32(bias)) or w.dim() != 2 or x.dim() < 1:
+                return None
+            return self._matmul(x, w.t(), bias, 1.0, 0.0 if bias is None else 1.0)
+        return None
+
+    def _matmul(self, a, b, c, alpha, beta):
+        # Ranks a gemmtiles op takes: 2-D and 3-D on both sides, and an (..., K) a against a
+        # 2-D b by flattening a's leading dimensions; 1-D operands are left to torch.
+        if a.dim() < 1 or b.dim() not in (2, 3) or a.device != b.device:
+            return None
+        if c is not None and c.device != a.device:
+            return None
+        op = self._op(a)
+        if op is None:
+            return None
+        if b.dim() == 2 and a.dim() >= 3:
+            # One large product instead of a batch of small ones sharing b.
+            out = op(a.reshape(-1, a.shape[-1]), b, c, alpha, beta)
+            return out.view(*a.shape[:-1], b.shape[-1])
+        if a.dim() in (2, 3):
+            return op(a, b, c, alpha, beta)
+        return None

@@ -1,0 +1,141 @@
+"""gemmtiles.enable(): unchanged torch code runs its fp32 matrix products on gemmtiles, with
+the same outputs and gradients, and nothing else changes; per thread; under torch.compile."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import gemmtiles
+from gemmtiles.testing import needs_cuda
+
+TORCH_GEMMS = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default", "aten.baddbmm.default"}
+
+DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=needs_cuda)]
+
+
+class Log(TorchDispatchMode):
+    """Names of the ops that reach the dispatcher's Python key."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+class PlainModel(nn.Module):
+    """Every product enable() covers, written with plain torch."""
+
+    def __init__(self, d=24):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(d, d) / d**0.5)
+        self.bias = nn.Parameter(torch.randn(d))
+
+    def forward(self, x):  # x: (B, T, d)
+        h = self.lin(x)                                              # F.linear, 3-D input
+        att = torch.softmax(h @ h.transpose(1, 2) / 5, dim=-1)       # @, 3-D x 3-D
+        h = torch.bmm(att, h) + torch.matmul(h, self.w)              # bmm, matmul 3-D x 2-D
+        h = torch.baddbmm(h, att, h, beta=0.5, alpha=2.0)            # baddbmm
+        flat = h.reshape(-1, h.shape[-1])
+        flat = torch.addmm(self.bias, flat, self.w, beta=1.0, alpha=0.5) + torch.mm(flat, self.w)
+        y = F.linear(flat, self.w, None) + flat.matmul(self.w.T)     # F.linear, Tensor.matmul
+        return y.reshape(x.shape)
+
+
+def _run(model, x):
+    model.zero_grad()
+    x = x.clone().requires_grad_()
+    out = model(x)
+    out.square().sum().backward()
+    return out.detach(), x.grad, [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_same_outputs_and_grads_inside_and_outside(device):
+    torch.manual_seed(0)
+    model = PlainModel().to(device)
+    x = torch.randn(2, 5, 24, device=device)
+    out, gx, gp = _run(model, x)
+    log = Log()
+    with gemmtiles.enable(), log:
+        out2, gx2, gp2 = _run(model, x)
+    torch.testing.assert_close(out2, out, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(gx2, gx, rtol=1e-4, atol=1e-4)
+    for a, b in zip(gp2, gp):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    names = set(log.names)
+    assert not names & TORCH_GEMMS, names & TORCH_GEMMS
+    tier = gemmtiles._tiers.default_tier(device)
+    assert f"gemmtiles.{tier}.default" in names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_variant_named_and_fall_through(device):
+    a, b = torch.randn(6, 5, device=device), torch.randn(5, 4, device=device)
+    log = Log()
+    with gemmtiles.enable("naive"), log:
+        torch.mm(a, b)
+        torch.mm(a.double(), b.double())         # other dtype: torch
+        torch.mm(a, b, out=torch.empty(6, 4, device=device))  # out=: torch
+        torch.matmul(a[0], b)                    # 1-D operand: torch
+    assert log.names.count("gemmtiles.naive.default") == 1  # the first call only
+    assert log.names.count("aten.mm.default") >= 1 and log.names.count("aten.mm.out") == 1
+    with pytest.raises(ValueError, match="unknown variant 'fast'"):
+        gemmtiles.enable("fast")
+
+
+def test_switch_is_per_thread():
+    a, b = torch.randn(6, 5), torch.randn(5, 4)
+    entered, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def inside():
+        with gemmtiles.enable():
+            entered.set()
+            done.wait(10)
+
+    def outside():
+        entered.wait(10)
+        log = Log()
+        with log:
+            torch.mm(a, b)
+        seen["outside"] = log.names
+        done.set()
+
+    threads = [threading.Thread(target=inside), threading.Thread(target=outside)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen["outside"] == ["aten.mm.default"]
+
+
+def test_compiled_function_follows_the_switch():
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(str(gm.graph))
+        return gm.forward
+
+    @torch.compile(backend=backend, fullgraph=True)
+    def f(a, b):
+        return torch.relu(a @ b)
+
+    a, b = torch.randn(6, 5), torch.randn(5, 4)
+    with gemmtiles.enable():
+        inside = f(a, b)
+    outside = f(a, b)
+    torch.testing.assert_close(inside, outside, rtol=1e-5, atol=1e-5)
+    assert len(graphs) == 2  # recompiled when the mode stack changed
+    assert "gemmtiles" in graphs[0] and "gemmtiles" not in graphs[1]
+    torch._dynamo.reset()
