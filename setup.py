@@ -46,14 +46,46 @@ def _use_cuda() -> bool:
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
+def _nvcc_version():
+    """nvcc's release, e.g. "13.0", or None."""
+    nvcc = os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else None
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError, TypeError):
+        return None
+    m = re.search(r"release (\d+\.\d+)", out)
+    return m.group(1) if m else None
+
+
+_BASE_VERSION = "0.1.0"
+
+
+def _write_build_info(use_cuda: bool) -> str:
+    """Records what this build was made with (gemmtiles/_build_info.py, read by the import
+    check and `python -m gemmtiles.info`) and returns the package version: the base version
+    with a local suffix that tells CPU-only and CUDA builds apart (+cpu, +cu130)."""
+    nvcc = _nvcc_version() if use_cuda else None
+    local = "cu" + nvcc.replace(".", "") if nvcc else "cpu"
+    info = {
+        "VERSION": f"{_BASE_VERSION}+{local}",
+        "TORCH_VERSION": torch.__version__,
+        "TORCH_CUDA": torch.version.cuda,
+        "CUDA_BUILT": use_cuda,
+        "NVCC_VERSION": nvcc,
+        "CUDA_ARCH_LIST": os.environ.get("TORCH_CUDA_ARCH_LIST") if use_cuda else None,
+    }
+    lines = ['"""Written by setup.py at build time: what this build of gemmtiles was made with."""', ""]
+    lines += [f"{k} = {v!r}" for k, v in info.items()]
+    with open(os.path.join("gemmtiles", "_build_info.py"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return info["VERSION"]
+
+
 def _extension():
     sources = sorted(glob.glob(os.path.join("csrc", "*.cpp")) + glob.glob(os.path.join("csrc", "cpu", "*.cpp")))
     cxx = ["-O3"]
     if not _use_cuda():
         return CppExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx})
-    # torch's default arch list needs a visible GPU; build for Hopper unless told otherwise.
-    if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
     nvcc = ["-O3", "-lineinfo"]
     if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
         nvcc.append("--ptxas-options=-v")
@@ -61,7 +93,17 @@ def _extension():
     return CUDAExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc})
 
 
+if _use_cuda() and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+    # torch's default arch list needs a visible GPU; build for Hopper unless told otherwise.
+    if torch.cuda.is_available():
+        os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(
+            f"{major}.{minor}" for major, minor in sorted({torch.cuda.get_device_capability(d)
+                                                          for d in range(torch.cuda.device_count())}))
+    else:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+
 setup(
+    version=_write_build_info(_use_cuda()),
     ext_modules=[_extension()],
     cmdclass={"build_ext": BuildExtension},
 )

@@ -14,10 +14,14 @@ import torch
 from . import nn
 from ._ops import check_args, has_kernel, resolve
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
+from .info import show_config
 from .switch import enable
 
-__version__ = "0.1.0"
-__all__ = ["sgemm", "variants", "enable", "nn", "Tier", "TIERS", "__version__"]
+try:
+    from ._build_info import VERSION as __version__
+except ImportError:  # a source tree that setup.py has not built
+    __version__ = "0.1.0"
+__all__ = ["sgemm", "variants", "enable", "show_config", "nn", "Tier", "TIERS", "__version__"]
 
 
 def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:

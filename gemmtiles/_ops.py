@@ -7,8 +7,32 @@ import numbers
 
 import torch
 
-from . import _C
 from ._tiers import BY_NAME, DEVICES, default_tier
+
+REBUILD = "python -m pip install --no-build-isolation -e .   (in the gemmtiles source folder)"
+
+
+def _load_extension():
+    """Imports gemmtiles._C, first checking that it was built against the running torch: a
+    C++ extension built against another torch fails with an undefined symbol, or worse."""
+    try:
+        from . import _build_info
+    except ImportError:
+        _build_info = None
+    if _build_info is not None and _build_info.TORCH_VERSION != torch.__version__:
+        raise ImportError(
+            f"gemmtiles was built against torch {_build_info.TORCH_VERSION}, but torch "
+            f"{torch.__version__} is running; rebuild gemmtiles against this torch: {REBUILD}"
+        )
+    try:
+        from . import _C
+    except ImportError as e:
+        raise ImportError(f"gemmtiles' compiled extension does not load ({e}); "
+                          f"rebuild it against the running torch {torch.__version__}: {REBUILD}") from e
+    return _C
+
+
+_C = _load_extension()
 
 __all__ = ["check_args", "has_kernel", "op", "resolve", "REGISTERED"]
 

@@ -26,6 +26,7 @@ from ._tiers import BY_NAME
 SQUARES = [256, 512, 1024, 2048, 4096, 8192]
 TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
 TRANSFORMER_M = [1, 32, 128, 2048, 8192]
+GPU_SETS = ("squares", "odd", "transformer", "linear", "all")
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,18 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
         sets["all"] = sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"]
     if name in sets:
         return sets[name]
+    if name in GPU_SETS:
+        raise ValueError(f"--shapes {name}: this set is sized for a GPU; on the CPU use squares, all or MxNxK")
     shapes = []
     for spec in name.split(","):
         dims, _, layout = spec.partition(":")
-        m, n, k = (int(x) for x in dims.lower().split("x"))
+        try:
+            m, n, k = (int(x) for x in dims.lower().split("x"))
+        except ValueError:
+            raise ValueError(f"--shapes: {spec!r} is neither a shape set for {device_type} "
+                             f"({', '.join(sets)}) nor MxNxK[:NT]") from None
+        if min(m, n, k) < 0 or (layout or "NN") not in ("NN", "NT"):
+            raise ValueError(f"--shapes: {spec!r}: sizes must be >= 0 and the layout NN or NT")
         shapes.append(Shape(m, n, k, layout or "NN"))
     return shapes
 
@@ -272,8 +281,15 @@ def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
     return True
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as one line (and exit status 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gemmtiles.bench", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="python -m gemmtiles.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
@@ -286,6 +302,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="per-call wall time of sgemm and nn.Linear against torch at 64x64 instead")
     args = p.parse_args(argv)
 
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: no CUDA GPU is visible here (torch.cuda.is_available() is False)")
+    if args.device == "cuda" and not variants("cuda"):
+        p.error("--device cuda: this build of gemmtiles has no CUDA kernels (python -m gemmtiles.info)")
+    if args.warmup < 0 or args.repeats < 1 or args.budget <= 0:
+        p.error("--warmup must be >= 0, --repeats >= 1 and --budget > 0")
     device = torch.device(args.device)
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     if args.overhead:
@@ -299,12 +321,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     for t in tiers:
         if t not in BY_NAME or t not in available:
             p.error(f"tier {t!r} does not run on {device.type} here; available: {', '.join(available)}")
-    shapes = shape_set(args.shapes, device.type)
+    try:
+        shapes = shape_set(args.shapes, device.type)
+    except ValueError as e:
+        p.error(str(e))
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        p.error(f"--out: cannot create {args.out!r}: {e.strerror}")
     ref_name = "cublas" if device.type == "cuda" else "torch"
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget)
     print(table(rows, device_name, ref_name))
-    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
         w.writeheader()

@@ -1,0 +1,63 @@
+"""``python -m gemmtiles.info`` / ``gemmtiles.show_config()``: what this build of gemmtiles
+is and what it can run here."""
+
+from __future__ import annotations
+
+import torch
+
+from ._ops import REGISTERED
+from ._tiers import DEVICES, TIERS
+
+__all__ = ["config", "show_config"]
+
+
+def config() -> dict:
+    """The build configuration and what runs on this machine, as a dict."""
+    import gemmtiles
+
+    try:
+        from . import _build_info as b
+        built = {"torch": b.TORCH_VERSION, "torch CUDA": b.TORCH_CUDA, "CUDA kernels": b.CUDA_BUILT,
+                 "nvcc": b.NVCC_VERSION, "arch list": b.CUDA_ARCH_LIST}
+    except ImportError:
+        built = {}
+    gpus = []
+    if torch.cuda.is_available():
+        for d in range(torch.cuda.device_count()):
+            major, minor = torch.cuda.get_device_capability(d)
+            gpus.append(f"cuda:{d} {torch.cuda.get_device_name(d)} (compute capability {major}.{minor})")
+    runs = {}
+    for device in DEVICES:
+        if device == "cuda" and not gpus:
+            continue
+        runs[device] = gemmtiles.variants(device)
+    built_for = {d: [n for n, dev, _, _ in REGISTERED if dev == d] for d in DEVICES}
+    return {
+        "gemmtiles": gemmtiles.__version__,
+        "torch": torch.__version__,
+        "built with": built,
+        "kernels built": built_for,
+        "GPUs": gpus,
+        "runs here": runs,
+        "float32 matmul precision": torch.get_float32_matmul_precision(),
+        "precisions of the tiers": sorted({t.precision for t in TIERS}),
+    }
+
+
+def show_config() -> None:
+    """Prints config(): versions, build, kernels, GPUs, and what runs here."""
+    c = config()
+    print(f"gemmtiles {c['gemmtiles']} on torch {c['torch']}")
+    for k, v in c["built with"].items():
+        print(f"  built with {k}: {v}")
+    for device, names in c["kernels built"].items():
+        print(f"  {device.upper()} kernels built: {', '.join(names) if names else 'none'}")
+    print(f"  GPUs: {'; '.join(c['GPUs']) if c['GPUs'] else 'none visible'}")
+    for device, names in c["runs here"].items():
+        print(f"  runs here on {device}: {', '.join(names) if names else 'nothing'}")
+    print(f"  torch.get_float32_matmul_precision(): {c['float32 matmul precision']!r}; "
+          f"the tiers compute in {', '.join(c['precisions of the tiers'])} whatever it says")
+
+
+if __name__ == "__main__":
+    show_config()

@@ -1,0 +1,72 @@
+"""The command-line tools: a misuse gets one line saying why and exit status 2; info tells
+what this build is."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import gemmtiles
+from gemmtiles import bench, info
+
+MISUSE = [
+    ["--shapes", "nonsense"],
+    ["--shapes", "3x4"],
+    ["--shapes", "4x4x4:XY"],
+    ["--tiers", "fastest"],
+    ["--warmup", "-1"],
+    ["--out", "/proc/gemmtiles-cannot-be-here"],
+]
+if not torch.cuda.is_available():
+    MISUSE += [["--shapes", "odd"], ["--shapes", "transformer"], ["--shapes", "linear"], ["--device", "cuda"]]
+
+
+@pytest.mark.parametrize("argv", MISUSE, ids=" ".join)
+def test_bench_misuse_is_one_line_and_status_2(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.bench: error: "), err
+
+
+def test_bench_runs_a_small_shape(tmp_path, capsys):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert bench.main(["--shapes", "17x9x5", "--tiers", "naive", "--device", device, "--budget", "0.01",
+                       "--out", str(tmp_path)]) == 0
+    assert "17x9x5" in capsys.readouterr().out
+    assert (tmp_path / "bench.csv").exists()
+
+
+def test_info_tells_the_build(capsys):
+    c = info.config()
+    assert c["gemmtiles"] == gemmtiles.__version__ and c["torch"] == torch.__version__
+    assert c["built with"]["torch"] == torch.__version__
+    assert set(c["kernels built"]["cpu"]) == {"naive", "reorder"}
+    assert c["runs here"]["cpu"] == gemmtiles.variants("cpu")
+    assert ("cuda" in c["runs here"]) == torch.cuda.is_available()
+    built_cuda = bool(c["kernels built"]["cuda"])
+    assert built_cuda == c["built with"]["CUDA kernels"]
+    assert gemmtiles.__version__.endswith("+cpu") != built_cuda
+    out = subprocess.run([sys.executable, "-m", "gemmtiles.info"], capture_output=True, text=True, check=True).stdout
+    assert f"gemmtiles {gemmtiles.__version__} on torch {torch.__version__}" in out
+    assert "runs here on cpu: naive, reorder" in out
+
+
+def test_import_under_another_torch_is_a_clear_error(tmp_path):
+    """A build records the torch it was compiled against; importing it under another torch
+    names both and the rebuild command (simulated by a build record of another version)."""
+    import gemmtiles._build_info as b
+
+    code = (
+        "import sys, types, torch\n"
+        f"sys.modules['gemmtiles._build_info'] = types.SimpleNamespace(TORCH_VERSION='1.0.0', **{{k: v for k, v in {dict((k, getattr(b, k)) for k in dir(b) if k.isupper())!r}.items() if k != 'TORCH_VERSION'}})\n"
+        "import gemmtiles\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "ImportError: gemmtiles was built against torch 1.0.0, but torch " + torch.__version__ in r.stderr
+    assert "pip install --no-build-isolation -e ." in r.stderr
