@@ -68,10 +68,11 @@ def test_same_outputs_and_grads_inside_and_outside(device):
     log = Log()
     with gemmtiles.enable(), log:
         out2, gx2, gp2 = _run(model, x)
-    torch.testing.assert_close(out2, out, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(gx2, gx, rtol=1e-4, atol=1e-4)
-    for a, b in zip(gp2, gp):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    # Different summation orders only: within 1e-5 of each tensor's norm (a wrong or
+    # missing product is off by the order of the norm itself).
+    for got, want in zip([out2, gx2, *gp2], [out, gx, *gp]):
+        assert got.shape == want.shape
+        assert (got - want).norm() <= 1e-5 * want.norm(), ((got - want).norm(), want.norm())
     names = set(log.names)
     assert not names & TORCH_GEMMS, names & TORCH_GEMMS
     tier = gemmtiles._tiers.default_tier(device)
