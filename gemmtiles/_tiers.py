@@ -99,3 +99,12 @@ def check_variant(where: str, variant) -> None:
 
 def tier_names(device_type: str | None = None) -> list[str]:
     return [t.name for t in TIERS if device_type is None or t.runs_on(device_type)]
+
+
+def markdown_table() -> str:
+    """The tier table as README.md shows it (tests/test_docs.py keeps the two equal)."""
+    lines = ["| tier | devices | precision | operands read | idea |", "|---|---|---|---|---|"]
+    for t in TIERS:
+        devices = ", ".join(d.upper() for d in t.devices)
+        lines.append(f"| `{t.name}` | {devices} | {t.precision} | {t.layouts} | {t.idea} |")
+    return "\n".join(lines)
