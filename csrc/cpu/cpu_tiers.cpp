@@ -38,6 +38,33 @@ at::Tensor naive_cpu(const at::Tensor& a, const at::Tensor& b, const std::option
 }
 GEMMTILES_TIER(naive, CPU, Operands::kStrided, &naive_cpu);
 
+// One row of the i-k-j loop: orow[n] = sum_k arow[k] * b(k, n), in strips of kStrip
+// columns whose partial sums stay in vector registers for the whole K loop (a remainder
+// strip goes through memory). Compiled for the widest vector unit the running CPU has
+// (AVX-512, AVX2 with FMA, or SSE2), chosen once when the library loads.
+constexpr int64_t kStrip = 64;
+
+__attribute__((target_clones("avx512f", "arch=haswell", "default"))) void reorder_row(
+    const float* arow, int64_t a_cs, const float* bz, int64_t b_rs, int64_t N, int64_t K,
+    float* __restrict__ orow) {
+  int64_t n0 = 0;
+  for (; n0 + kStrip <= N; n0 += kStrip) {
+    float acc[kStrip] = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const float av = arow[k * a_cs];
+      const float* __restrict__ brow = bz + k * b_rs + n0;
+      for (int64_t j = 0; j < kStrip; ++j) acc[j] += av * brow[j];
+    }
+    for (int64_t j = 0; j < kStrip; ++j) orow[n0 + j] = acc[j];
+  }
+  for (int64_t n = n0; n < N; ++n) orow[n] = 0.0f;
+  for (int64_t k = 0; k < K && n0 < N; ++k) {
+    const float av = arow[k * a_cs];
+    const float* __restrict__ brow = bz + k * b_rs;
+    for (int64_t n = n0; n < N; ++n) orow[n] += av * brow[n];
+  }
+}
+
 // reorder: the i-k-j loop. The inner loop runs along a row of B and a row of the output,
 // both unit stride, so it streams through cache lines and vectorises; rows run in parallel
 // once a chunk of rows holds enough work (2^18 multiply-adds) to pay for waking a thread.
@@ -53,13 +80,8 @@ at::Tensor reorder_cpu(const at::Tensor& a, const at::Tensor& b,
       const int64_t z = row / p.M, m = row % p.M;
       const float* arow = p.a + z * p.a_bs + m * p.a_rs;
       const float* bz = p.b + z * p.b_bs;
-      float* __restrict__ orow = p.out + z * p.out_bs + m * p.out_rs;
-      for (int64_t n = 0; n < p.N; ++n) orow[n] = 0.0f;
-      for (int64_t k = 0; k < p.K; ++k) {
-        const float av = arow[k * p.a_cs];
-        const float* __restrict__ brow = bz + k * p.b_rs;
-        for (int64_t n = 0; n < p.N; ++n) orow[n] += av * brow[n];
-      }
+      float* orow = p.out + z * p.out_bs + m * p.out_rs;
+      reorder_row(arow, p.a_cs, bz, p.b_rs, p.N, p.K, orow);
       for (int64_t n = 0; n < p.N; ++n) orow[n] = epilogue(p, z, m, n, orow[n]);
     }
   });
