@@ -120,9 +120,9 @@ int main(int argc, char** argv) {
   const float cublas_ms = median_ms(cublas);
   std::printf("%lld x %lld x %lld: cuBLAS %.3f ms, %.2f TFLOP/s\n", (long long)M, (long long)N,
               (long long)K, cublas_ms, 2.0 * M * N * K / cublas_ms / 1e9);
-  using W8 = WarptileConfig<128, 256, 8, 64, 64, 2, 8, 4>;
+  using W8 = WarptileConfig<Shape<128, 256, 8>, Shape<64, 64>, Shape<8, 4>, 2>;
   try_config<W8>("128x256x8 w64x64 t8x4 NN", d, cublas_ms);
   try_config<W8, true, true>("128x256x8 w64x64 t8x4 NT", d, cublas_ms);
-  try_config<WarptileConfig<256, 128, 8, 64, 64, 2, 8, 4>>("256x128x8 w64x64 t8x4 NN", d, cublas_ms);
+  try_config<WarptileConfig<Shape<256, 128, 8>, Shape<64, 64>, Shape<8, 4>, 2>>("256x128x8 w64x64 t8x4 NN", d, cublas_ms);
   return 0;
 }

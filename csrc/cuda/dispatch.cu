@@ -13,47 +13,50 @@
 namespace gemmtiles {
 namespace {
 
-// The instantiations of the ladder (one each): block tiles and thread tiles of the seeds.
-using Smem = SmemTier<16>;
-using Unroll = UnrollTier<64, 64, 8, 8>;
-// thread_tile to double_buffer: 128 x 128 x 8 block tiles, 8 x 8 outputs per thread.
-using Tiles128 = ThreadTiling<128, 128, 8, 8>;
+// The configurations of the ladder (one each). thread_tile to double_buffer share one tile
+// shape, so that neighbouring tiers differ in their idea only.
+using Naive = NaiveConfig<32, 8>;
+using Coalesced = CoalescedConfig<8, 32>;
+using Smem = SmemConfig<16>;
+using Unroll = TileConfig<Shape<64, 64, 8>, Shape<8, 1>>;
+using Tiles128 = TileConfig<Shape<128, 128, 8>, Shape<8, 8>>;
+using Tiles128TwoBlocks = TileConfig<Shape<128, 128, 8>, Shape<8, 8>, /*MIN_BLOCKS=*/2>;
 
 // The scalar tiers read any strides in place; the float4 teaching tiers read row-major
 // operands (others are copied).
-void launch_naive(const GemmProblem& p) { launch_tier<NaiveTier>(p, naive_kernel, "naive"); }
+void launch_naive(const GemmProblem& p) { launch_tier<Naive>(p, naive_kernel<Naive>, "naive"); }
 GEMMTILES_CUDA_TIER(naive, Operands::kStrided, launch_naive);
 
 void launch_coalesced(const GemmProblem& p) {
-  launch_tier<CoalescedTier>(p, coalesced_kernel, "coalesced");
+  launch_tier<Coalesced>(p, coalesced_kernel<Coalesced>, "coalesced");
 }
 GEMMTILES_CUDA_TIER(coalesced, Operands::kStrided, launch_coalesced);
 
-void launch_smem(const GemmProblem& p) { launch_tier<Smem>(p, smem_kernel<16>, "smem"); }
+void launch_smem(const GemmProblem& p) { launch_tier<Smem>(p, smem_kernel<Smem>, "smem"); }
 GEMMTILES_CUDA_TIER(smem, Operands::kStrided, launch_smem);
 
 void launch_unroll(const GemmProblem& p) {
-  launch_tier<Unroll>(p, unroll_kernel<64, 64, 8, 8>, "unroll");
+  launch_tier<Unroll>(p, unroll_kernel<Unroll>, "unroll");
 }
 GEMMTILES_CUDA_TIER(unroll, Operands::kStrided, launch_unroll);
 
 void launch_thread_tile(const GemmProblem& p) {
-  launch_tier<Tiles128>(p, thread_tile_kernel<128, 128, 8, 8, 8>, "thread_tile");
+  launch_tier<Tiles128>(p, thread_tile_kernel<Tiles128>, "thread_tile");
 }
 GEMMTILES_CUDA_TIER(thread_tile, Operands::kStrided, launch_thread_tile);
 
 void launch_vectorized(const GemmProblem& p) {
-  launch_tier<Tiles128>(p, vectorized_kernel<128, 128, 8, 8, 8>, "vectorized");
+  launch_tier<Tiles128>(p, vectorized_kernel<Tiles128>, "vectorized");
 }
 GEMMTILES_CUDA_TIER(vectorized, Operands::kRowMajor, launch_vectorized);
 
 void launch_bank_free(const GemmProblem& p) {
-  launch_tier<Tiles128>(p, bank_free_kernel<128, 128, 8, 8, 8>, "bank_free");
+  launch_tier<Tiles128>(p, bank_free_kernel<Tiles128>, "bank_free");
 }
 GEMMTILES_CUDA_TIER(bank_free, Operands::kRowMajor, launch_bank_free);
 
 void launch_double_buffer(const GemmProblem& p) {
-  launch_tier<Tiles128>(p, double_buffer_kernel<128, 128, 8, 8, 8>, "double_buffer");
+  launch_tier<Tiles128TwoBlocks>(p, double_buffer_kernel<Tiles128TwoBlocks>, "double_buffer");
 }
 GEMMTILES_CUDA_TIER(double_buffer, Operands::kRowMajor, launch_double_buffer);
 

@@ -12,15 +12,18 @@
 
 namespace gemmtiles {
 
-struct NaiveTier {
-  static constexpr int BM = 32, BN = 8;  // block: 32 rows (threadIdx.x) x 8 columns (threadIdx.y)
+// Configuration: a block of BM rows (threadIdx.x) x BN columns (threadIdx.y) of C.
+template <int BM_, int BN_>
+struct NaiveConfig {
+  static constexpr int BM = BM_, BN = BN_, kThreads = BM * BN;
   static dim3 block() { return dim3(BM, BN); }
 };
 
-__global__ void __launch_bounds__(NaiveTier::BM * NaiveTier::BN) naive_kernel(GemmProblem p) {
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) naive_kernel(GemmProblem p) {
   const BatchView v = batch_view(p);
-  const int64_t m = int64_t(blockIdx.y) * NaiveTier::BM + threadIdx.x;
-  const int64_t n = int64_t(blockIdx.x) * NaiveTier::BN + threadIdx.y;
+  const int64_t m = int64_t(blockIdx.y) * Cfg::BM + threadIdx.x;
+  const int64_t n = int64_t(blockIdx.x) * Cfg::BN + threadIdx.y;
   if (m >= p.M || n >= p.N) return;
   const float* a = v.a + m * p.a_rs;  // walks row m of A
   const float* b = v.b + n * p.b_cs;  // walks column n of B

@@ -12,16 +12,18 @@
 
 namespace gemmtiles {
 
-struct CoalescedTier {
-  static constexpr int BM = 8, BN = 32;  // block: 8 rows (threadIdx.y) x 32 columns (threadIdx.x)
+// Configuration: a block of BM rows (threadIdx.y) x BN columns (threadIdx.x) of C.
+template <int BM_, int BN_>
+struct CoalescedConfig {
+  static constexpr int BM = BM_, BN = BN_, kThreads = BM * BN;
   static dim3 block() { return dim3(BN, BM); }
 };
 
-__global__ void __launch_bounds__(CoalescedTier::BM * CoalescedTier::BN)
-    coalesced_kernel(GemmProblem p) {
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) coalesced_kernel(GemmProblem p) {
   const BatchView v = batch_view(p);
-  const int64_t m = int64_t(blockIdx.y) * CoalescedTier::BM + threadIdx.y;
-  const int64_t n = int64_t(blockIdx.x) * CoalescedTier::BN + threadIdx.x;
+  const int64_t m = int64_t(blockIdx.y) * Cfg::BM + threadIdx.y;
+  const int64_t n = int64_t(blockIdx.x) * Cfg::BN + threadIdx.x;
   if (m >= p.M || n >= p.N) return;
   const float* a = v.a + m * p.a_rs;
   const float* b = v.b + n * p.b_cs;

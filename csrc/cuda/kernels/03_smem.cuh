@@ -13,14 +13,16 @@
 
 namespace gemmtiles {
 
-template <int TILE>
-struct SmemTier {
-  static constexpr int BM = TILE, BN = TILE;
+// Configuration: the tile side; a TILE x TILE block of threads per TILE x TILE tile of C.
+template <int TILE_>
+struct SmemConfig {
+  static constexpr int TILE = TILE_, BM = TILE, BN = TILE, kThreads = TILE * TILE;
   static dim3 block() { return dim3(TILE, TILE); }
 };
 
-template <int TILE>
-__global__ void __launch_bounds__(TILE * TILE) smem_kernel(GemmProblem p) {
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) smem_kernel(GemmProblem p) {
+  constexpr int TILE = Cfg::TILE;
   __shared__ float As[TILE][TILE];  // As[m][k]
   __shared__ float Bs[TILE][TILE];  // Bs[k][n]
   const BatchView v = batch_view(p);

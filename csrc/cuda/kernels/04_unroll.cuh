@@ -13,18 +13,13 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK, int TM>
-struct UnrollTier {
-  static constexpr int BM = BM_, BN = BN_;
-  static constexpr int kThreads = BM * BN / TM;
-  static_assert(BM % TM == 0, "a thread's strip of TM rows must fit the tile");
-  static_assert(BM * BK == kThreads && BN * BK == kThreads,
+// Configuration: TileConfig<Shape<BM, BN, BK>, Shape<TM, 1>>, a strip of TM rows per thread.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) unroll_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM;
+  static_assert(Cfg::TN == 1, "a thread owns a strip of one column");
+  static_assert(BM * BK == Cfg::kThreads && BN * BK == Cfg::kThreads,
                 "each thread stages exactly one element of A and one of B per K slice");
-  static dim3 block() { return dim3(kThreads); }
-};
-
-template <int BM, int BN, int BK, int TM>
-__global__ void __launch_bounds__(BM * BN / TM) unroll_kernel(GemmProblem p) {
   __shared__ float As[BM][BK];
   __shared__ float Bs[BK][BN];
   const BatchView v = batch_view(p);

@@ -15,9 +15,11 @@
 
 namespace gemmtiles {
 
-template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) thread_tile_kernel(GemmProblem p) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) thread_tile_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
+  constexpr int kThreads = Cfg::kThreads;
+  static_assert(TN % 4 == 0, "the epilogue writes rows of 4");
   static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
                 "every thread stages the same number of elements");
   constexpr int kALoads = BM * BK / kThreads, kBLoads = BK * BN / kThreads;

@@ -16,9 +16,10 @@
 
 namespace gemmtiles {
 
-template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) vectorized_kernel(GemmProblem p) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) vectorized_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
+  constexpr int kThreads = Cfg::kThreads;
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   using LoadA = TileLoader<BM, BK, kThreads, /*K_MAJOR=*/true, /*PAD=*/0>;   // A row-major
   using LoadB = TileLoader<BN, BK, kThreads, /*K_MAJOR=*/false, /*PAD=*/0>;  // B row-major

@@ -19,9 +19,10 @@
 
 namespace gemmtiles {
 
-template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) bank_free_kernel(GemmProblem p) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) bank_free_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
+  constexpr int kThreads = Cfg::kThreads;
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   constexpr int kPad = 4;
   // A thread's TM rows are TM/4 groups of 4, the groups BM/(TM/4) rows apart (likewise N).

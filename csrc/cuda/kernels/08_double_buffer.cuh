@@ -15,13 +15,15 @@
 
 namespace gemmtiles {
 
-// The 2 in __launch_bounds__ keeps two blocks resident per SM, as in bank_free: the staging
+// Its configuration asks for two blocks per SM (MIN_BLOCKS = 2 in __launch_bounds__), as
+// bank_free gets without asking: the staging
 // registers would otherwise take the kernel past 128 registers per thread (137 without the
 // bound), down to one block per SM, and the latency the prefetch hides would come back as
 // latency the second block no longer hides.
-template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2) double_buffer_kernel(GemmProblem p) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) double_buffer_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
+  constexpr int kThreads = Cfg::kThreads;
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
   constexpr int kPad = 4;
   constexpr int kGroupM = BM / (TM / 4), kGroupN = BN / (TN / 4);

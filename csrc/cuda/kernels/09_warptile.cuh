@@ -28,11 +28,16 @@
 
 namespace gemmtiles {
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int WNITER_, int TM_, int TN_,
-          int MIN_BLOCKS = 1>
+// Configuration: the block tile (Block::M x Block::N, Block::K deep per slice), the warp tile
+// (Warp::M x Warp::N), the thread fragment (Thread::M x Thread::N) and WNITER, the sub-tiles
+// a warp's tile is split into along N; the rest derives from them.
+template <class Block_, class Warp_, class Thread_, int WNITER_, int MIN_BLOCKS = 1>
 struct WarptileConfig {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
-  static constexpr int WNITER = WNITER_, TM = TM_, TN = TN_;
+  using Block = Block_;
+  using Warp = Warp_;
+  using Thread = Thread_;
+  static constexpr int BM = Block::M, BN = Block::N, BK = Block::K, WM = Warp::M, WN = Warp::N;
+  static constexpr int WNITER = WNITER_, TM = Thread::M, TN = Thread::N;
   static constexpr int kWarps = (BM / WM) * (BN / WN);
   static constexpr int kThreads = kWarps * 32;
   static constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);

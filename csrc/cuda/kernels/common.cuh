@@ -58,14 +58,29 @@ __device__ __forceinline__ void store_row4(const GemmProblem& p, const BatchView
   }
 }
 
-// Launch shape of the tiers in which each thread computes a TM x TN tile of C within a
-// BM x BN block tile (thread_tile to double_buffer).
-template <int BM_, int BN_, int TM, int TN>
-struct ThreadTiling {
-  static constexpr int BM = BM_, BN = BN_;
+// The tile of one level of the hierarchy (block, warp, thread): M x N outputs, K deep, as
+// CUTLASS's GemmShape.
+template <int M_, int N_, int K_ = 1>
+struct Shape {
+  static constexpr int M = M_, N = N_, K = K_;
+};
+
+// Configuration of the tiers in which each thread computes a Thread::M x Thread::N tile of C
+// within a Block::M x Block::N block tile, stepping K by Block::K (unroll to double_buffer).
+// The kernels take it as their one template parameter; their thread count, launch bounds and
+// the grid derive from it. MIN_BLOCKS: blocks per SM that the register allocation must leave
+// room for (__launch_bounds__); 0 leaves the register budget to ptxas's own heuristic, as a
+// bare __launch_bounds__(threads) does (asking for 1 is not the same: bank_free then takes
+// 147 registers instead of 127).
+template <class Block_, class Thread_, int MIN_BLOCKS = 0>
+struct TileConfig {
+  using Block = Block_;
+  using Thread = Thread_;
+  static constexpr int BM = Block::M, BN = Block::N, BK = Block::K;
+  static constexpr int TM = Thread::M, TN = Thread::N;
   static constexpr int kThreads = (BM / TM) * (BN / TN);
+  static constexpr int kMinBlocks = MIN_BLOCKS;
   static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must tile the block tile");
-  static_assert(TN % 4 == 0, "the epilogue writes rows of 4");
   static dim3 block() { return dim3(kThreads); }
 };
 
