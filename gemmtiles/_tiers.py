@@ -78,12 +78,15 @@ TIERS: tuple[Tier, ...] = (
     Tier("warptile", ("cuda",), "unit_stride",
          "block -> warp -> thread tiling, tile shape chosen per problem, NN/NT/TN/TT read natively",
          "csrc/cuda/kernels/09_warptile.cuh"),
+    Tier("auto", ("cuda",), "unit_stride",
+         "per call the kernel for the shape: split-K streaming of B for up to 32 rows, else warptile",
+         "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/kernels/10_skinny.cuh"),
 )
 
 BY_NAME: dict[str, Tier] = {t.name: t for t in TIERS}
 
 # The tier sgemm uses when none is named, per device type.
-DEFAULT_TIER: dict[str, str] = {"cuda": "warptile", "cpu": "reorder"}
+DEFAULT_TIER: dict[str, str] = {"cuda": "auto", "cpu": "reorder"}
 
 
 def default_tier(device_type: str) -> str:

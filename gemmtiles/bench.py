@@ -26,7 +26,8 @@ from ._tiers import BY_NAME
 SQUARES = [256, 512, 1024, 2048, 4096, 8192]
 TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
 TRANSFORMER_M = [1, 32, 128, 2048, 8192]
-GPU_SETS = ("squares", "odd", "transformer", "linear", "all")
+SMALL_M = [1, 8, 16, 32, 64]
+GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "all")
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,10 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
             "odd": [Shape(4095, 4097, 4093, group="odd")],
             "transformer": [Shape(m, n, k, group="transformer") for (k, n) in TRANSFORMER_KN for m in TRANSFORMER_M],
             "linear": [Shape(m, n, k, "NT", group="linear") for (k, n) in TRANSFORMER_KN for m in (2048, 8192)],
+            "small": [Shape(m, n, k, layout, group="small") for (k, n) in TRANSFORMER_KN for m in SMALL_M
+                      for layout in ("NN", "NT")],
         }
-        sets["all"] = sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"]
+        sets["all"] = sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"] + sets["small"]
     if name in sets:
         return sets[name]
     if name in GPU_SETS:
@@ -119,6 +122,7 @@ class Row:
     peak_share: Optional[float]
     runs: int
     rel_err: Optional[float]
+    b_gbps: float  # GB/s of B read once: the figure of merit when M is small
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
@@ -166,7 +170,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
                 shape=shape.label, group=shape.group, tier=name, ms=ms, tflops=tf,
                 vs_previous=None if name == ref_name or prev is None else tf / prev,
                 vs_cublas=tf / ref_tflops, peak_share=None if peak is None else tf / peak,
-                runs=n, rel_err=err,
+                runs=n, rel_err=err, b_gbps=4.0 * shape.k * shape.n / ms / 1e6,
             ))
             if name != ref_name:
                 prev = tf
@@ -238,7 +242,8 @@ def _fmt(x: Optional[float], spec: str) -> str:
 
 
 def table(rows: list[Row], device_name: str, ref_name: str) -> str:
-    head = f"{'shape':<22} {'tier':<14} {'ms':>10} {'TFLOP/s':>9} {'vs prev':>8} {'vs ' + ref_name:>10} {'peak':>6} {'rel err':>9}"
+    head = (f"{'shape':<22} {'tier':<14} {'ms':>10} {'TFLOP/s':>9} {'B GB/s':>8} {'vs prev':>8} {'vs ' + ref_name:>10}"
+            f" {'peak':>6} {'rel err':>9}")
     lines = [f"gemmtiles.bench on {device_name}", head, "-" * len(head)]
     last = None
     for r in rows:
@@ -246,7 +251,7 @@ def table(rows: list[Row], device_name: str, ref_name: str) -> str:
             lines.append("")
         last = r.shape
         lines.append(
-            f"{r.shape:<22} {r.tier:<14} {r.ms:>10.4f} {r.tflops:>9.3f} {_fmt(r.vs_previous, '.2f'):>8}"
+            f"{r.shape:<22} {r.tier:<14} {r.ms:>10.4f} {r.tflops:>9.3f} {r.b_gbps:>8.0f} {_fmt(r.vs_previous, '.2f'):>8}"
             f" {_fmt(r.vs_cublas, '.3f'):>10} {_fmt(None if r.peak_share is None else 100 * r.peak_share, '.1f'):>6}"
             f" {_fmt(r.rel_err, '.1e'):>9}"
         )
@@ -293,7 +298,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
-                   help="squares, odd, transformer, linear, all (default), or MxNxK[:NT],...")
+                   help="squares, odd, transformer, linear, small, all (default), or MxNxK[:NT],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")

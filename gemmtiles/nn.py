@@ -27,7 +27,7 @@ def _check_variant(variant: Optional[str]) -> None:
 class Linear(nn.Linear):
     """torch.nn.Linear computed by a gemmtiles tier.
 
-    variant: the tier; None picks the default tier of the input's device (warptile on CUDA,
+    variant: the tier; None picks the default tier of the input's device (auto on CUDA,
     reorder on the CPU) at every call. Inputs of any leading shape (..., in_features).
     """
 

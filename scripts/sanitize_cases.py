@@ -23,6 +23,9 @@ CASES = [
     (65, 66, 67, "row", "row", 0, 0, 3),
     (1031, 4099, 13, "row", "col", 1, 1, None),  # warptile's 128 x 256 configuration
     (1031, 4099, 13, "col", "row", 0, 0, None),
+    (5, 4099, 1031, "row", "col", 1, 1, None),  # auto's split-K skinny kernels
+    (31, 700, 300, "col", "row", 3, 2, 2),
+    (3, 20000, 40, "row", "col", 0, 0, None),  # auto's skinny kernel with K whole
 ]
 
 

@@ -9,19 +9,30 @@
 
 namespace gemmtiles {
 
-int compute_capability(c10::DeviceIndex device) {
+namespace {
+
+struct DeviceFacts {
+  int cc, sms;
+};
+
+const DeviceFacts& facts(c10::DeviceIndex device) {
   static std::once_flag once;
-  static std::vector<int> cc;
+  static std::vector<DeviceFacts> all;
   std::call_once(once, [] {
-    cc.resize(c10::cuda::device_count());
-    for (size_t d = 0; d < cc.size(); ++d) {
+    all.resize(c10::cuda::device_count());
+    for (size_t d = 0; d < all.size(); ++d) {
       cudaDeviceProp prop;
       C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, static_cast<int>(d)));
-      cc[d] = prop.major * 10 + prop.minor;
+      all[d] = {prop.major * 10 + prop.minor, prop.multiProcessorCount};
     }
   });
-  return cc.at(static_cast<size_t>(device));
+  return all.at(static_cast<size_t>(device));
 }
+
+}  // namespace
+
+int compute_capability(c10::DeviceIndex device) { return facts(device).cc; }
+int multiprocessors(c10::DeviceIndex device) { return facts(device).sms; }
 
 at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
                          void (*launch)(const GemmProblem&), const at::Tensor& a,

@@ -29,19 +29,14 @@ void launch_config(const GemmProblem& p) {
   launch_tiles(p, kernel, Cfg::BM, Cfg::BN, Cfg::block(), "warptile", Cfg::kSmemBytes);
 }
 
-int multiprocessors() {
-  int sms = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                        c10::cuda::current_device()));
-  return sms;
-}
+}  // namespace
 
 void launch_warptile(const GemmProblem& p) {
   // Waves of blocks each configuration needs, weighed by how long a wave takes, in units of
   // one small tile's work: a large block (one per SM) does two units about 9% faster than
   // two small blocks sharing an SM (H100, 4096^3), and a small block with an SM to itself
   // takes about 1.2 units. Small tiles win when they fill SMs the large ones leave idle.
-  const int64_t sms = multiprocessors();
+  const int64_t sms = multiprocessors(c10::cuda::current_device());
   const int64_t large_tiles =
       ceil_div(p.M, WarptileLarge::BM) * ceil_div(p.N, WarptileLarge::BN) * p.batch;
   const int64_t small_tiles =
@@ -57,5 +52,4 @@ void launch_warptile(const GemmProblem& p) {
 // Row- and column-major operands are read in place.
 GEMMTILES_CUDA_TIER(warptile, Operands::kUnitStride, launch_warptile);
 
-}  // namespace
 }  // namespace gemmtiles

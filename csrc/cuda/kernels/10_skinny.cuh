@@ -1,0 +1,170 @@
+// Small M (decode, small batches): out = A @ B with M <= 32 rows, bound by reading B.
+//
+// With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
+// time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
+// The tiled tiers waste most of a 128-row tile on rows that do not exist and leave SMs idle
+// (a 4096-column output makes 16-32 tiles for 132 SMs). Here a block keeps all M rows of a
+// slice of A in shared memory, each warp streams its own columns of B once, with loads
+// coalesced along B's contiguous dimension, and K is split over enough blocks to keep every
+// SM's loads in flight. Each split writes its partial sums to a workspace; a second kernel
+// adds the splits in a fixed order (no float atomics, so the result is the same bits on
+// every run) and applies alpha, beta and c.
+//  * B_KMAJOR (nn.Linear's W^T: B column-major): a lane walks k, a warp holds NW columns;
+//    the lanes' partial sums are added by warp shuffles at the end of the slice.
+//  * B row-major: a lane walks n (NW columns 32 apart), every lane of a warp reads the same
+//    A(m, k) (a shared-memory broadcast); no reduction inside the block.
+// Both read any strides correctly; the layout picks which one reads B coalesced.
+// Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice;
+// a workspace of splits * M * N floats when K is split.
+#pragma once
+
+#include "common.cuh"
+
+namespace gemmtiles {
+
+// Configuration: MT rows of A (M <= MT), NW columns per warp (kmajor) or per lane (nmajor),
+// KC columns of A staged per step, MIN_BLOCKS resident blocks per SM (__launch_bounds__):
+// enough warps in flight to cover DRAM latency.
+template <int MT_, int NW_, int MIN_BLOCKS = 2, int KC_ = 256>
+struct SkinnyConfig {
+  static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS;
+  static constexpr int kWarps = 8, kThreads = 32 * kWarps;
+  static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");
+};
+
+// The K range a block works on, and where its partial sums go: with splits > 1 to
+// ws[split][z][m][n] (the reduction kernel finishes them), else straight to out.
+struct SkinnySplit {
+  int64_t k_slice;  // multiple of 32
+  float* ws;        // (splits, batch, M, N), or nullptr when K is not split
+};
+
+template <class Cfg>
+__device__ __forceinline__ void skinny_stage_a(const GemmProblem& p, const float* a, int64_t k0,
+                                               int64_t k_end, float (*As)[Cfg::KC]) {
+  constexpr int MT = Cfg::MT, KC = Cfg::KC;
+#pragma unroll
+  for (int i = 0; i < MT * KC / Cfg::kThreads; ++i) {
+    const int e = threadIdx.x + i * Cfg::kThreads, m = e / KC, kk = e % KC;
+    const int64_t k = k0 + kk;
+    As[m][kk] = m < p.M && k < k_end ? a[m * p.a_rs + k * p.a_cs] : 0.0f;
+  }
+}
+
+// Writes one finished partial sum: to the workspace, or through the epilogue when K is whole.
+__device__ __forceinline__ void skinny_store(const GemmProblem& p, const BatchView& v,
+                                             const SkinnySplit& s, int64_t m, int64_t n,
+                                             float acc) {
+  if (s.ws) {
+    s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = acc;
+  } else {
+    v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, acc);
+  }
+}
+
+// B column-major (b_rs == 1): grid (ceil(N / (8 NW)), splits, batch).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_kernel(GemmProblem p, SkinnySplit s) {
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
+  __shared__ float As[MT][KC];
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * NW;
+  const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
+  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
+  const float* b_col[NW];
+#pragma unroll
+  for (int j = 0; j < NW; ++j) b_col[j] = v.b + (n0 + j < p.N ? n0 + j : 0) * p.b_cs;
+  float acc[MT][NW] = {};
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
+    __syncthreads();
+    skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
+    __syncthreads();
+#pragma unroll 4
+    for (int kk = lane; kk < KC; kk += 32) {
+      const int64_t k = k0 + kk;
+      float bv[NW];
+#pragma unroll
+      for (int j = 0; j < NW; ++j) bv[j] = k < k_end && n0 + j < p.N ? b_col[j][k * p.b_rs] : 0.0f;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const float av = As[m][kk];
+#pragma unroll
+        for (int j = 0; j < NW; ++j) acc[m][j] += av * bv[j];
+      }
+    }
+  }
+  // Sum over the lanes (a fixed butterfly: the same order on every run).
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      float x = acc[m][j];
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+      acc[m][j] = x;
+    }
+  }
+  // Lane i writes output i of the warp's MT x NW results, in rounds of 32.
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      if ((m * NW + j) % 32 == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
+    }
+  }
+}
+
+// B row-major (b_cs == 1): grid (ceil(N / (8 * 32 NW)), splits, batch).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_kernel(GemmProblem p, SkinnySplit s) {
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
+  __shared__ float As[MT][KC];
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * 32 * NW + lane;
+  const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
+  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
+  float acc[MT][NW] = {};
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
+    __syncthreads();
+    skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
+    __syncthreads();
+    const int kc = k_end - k0 < KC ? int(k_end - k0) : KC;
+    const float* b_row = v.b + k0 * p.b_rs;
+#pragma unroll 4
+    for (int kk = 0; kk < kc; ++kk, b_row += p.b_rs) {
+      float bv[NW];
+#pragma unroll
+      for (int j = 0; j < NW; ++j) bv[j] = n0 + 32 * j < p.N ? b_row[(n0 + 32 * j) * p.b_cs] : 0.0f;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const float av = As[m][kk];
+#pragma unroll
+        for (int j = 0; j < NW; ++j) acc[m][j] += av * bv[j];
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      if (m < p.M && n0 + 32 * j < p.N) skinny_store(p, v, s, m, n0 + 32 * j, acc[m][j]);
+    }
+  }
+}
+
+// out = alpha * (sum of the splits, in split order) + beta * c: one thread per output.
+__global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int64_t splits,
+                                                             const float* ws) {
+  const int64_t mn = p.M * p.N;
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.batch * mn) return;
+  const int64_t z = i / mn, m = (i % mn) / p.N, n = i % p.N;
+  float acc = 0.0f;
+  for (int64_t sp = 0; sp < splits; ++sp) acc += ws[sp * p.batch * mn + i];
+  const float* c = p.c ? p.c + z * p.c_bs : nullptr;
+  p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, acc);
+}
+
+}  // namespace gemmtiles

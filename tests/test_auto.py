@@ -1,0 +1,76 @@
+"""The auto tier: which kernel it picks for a shape (auto_plan, no timing), that its split-K
+paths give the same bits on every run, and that each of its paths is right on edge shapes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gemmtiles._ops import _C
+from gemmtiles.testing import check_tier, needs_cuda, operand
+
+H100_SMS = 132
+
+
+@pytest.mark.parametrize(
+    "m,n,k,batch,b_kmajor,kernel,mt",
+    [
+        (1, 4096, 4096, 1, True, "skinny_kmajor", 4),
+        (8, 4096, 4096, 1, False, "skinny_nmajor", 8),
+        (16, 11008, 4096, 1, True, "skinny_kmajor", 16),
+        (32, 4096, 11008, 1, True, "skinny_kmajor", 32),
+        (33, 4096, 4096, 1, True, "warptile", 0),
+        (2048, 4096, 4096, 1, False, "warptile", 0),
+        (4, 64, 64, 70000, False, "warptile", 0),  # batch past the grid's z limit
+    ],
+)
+def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
+    got, got_mt, nw, splits, k_slice = _C.auto_plan(m, n, k, batch, b_kmajor, H100_SMS)
+    assert (got, got_mt) == (kernel, mt)
+    if kernel != "warptile":
+        # K is covered exactly by whole slices of a multiple of 32.
+        assert k_slice % 32 == 0 and (splits - 1) * k_slice < k <= splits * k_slice
+
+
+def test_plan_splits_k_to_fill_the_gpu():
+    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach ~4 blocks per SM.
+    _, _, _, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, H100_SMS)
+    assert splits == 5 and k_slice == 832
+    # Enough blocks along N: K stays whole (no workspace, no reduction pass).
+    assert _C.auto_plan(8, 20000, 4096, 1, True, H100_SMS)[3] == 1
+
+
+CUDA_SHAPES = [
+    # m, n, k, b layout: every skinny configuration, split and unsplit, edges off 32 and 256
+    (1, 4099, 1031, "col"), (3, 257, 4097, "row"), (5, 20000, 100, "col"), (8, 129, 33, "row"),
+    (13, 1000, 2049, "col"), (16, 3000, 255, "row"), (17, 77, 5000, "col"), (32, 4097, 257, "row"),
+    (31, 9000, 64, "row"), (2, 1, 1, "col"), (1, 1, 70000, "row"),
+]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,layout", CUDA_SHAPES, ids=str)
+def test_skinny_paths(m, n, k, layout):
+    a = operand(m, k, "cuda", pad=3, offset=1)
+    b = operand(k, n, "cuda", layout, pad=1)
+    c = torch.randn(n, device="cuda")
+    check_tier("auto", a, b, c, 0.5, -2.0)
+    check_tier("auto", a, b)
+
+
+@needs_cuda
+def test_skinny_batched():
+    a = operand(7, 300, "cuda", batch=3)
+    b = operand(300, 500, "cuda", "col", batch=3)
+    check_tier("auto", a, b)
+    check_tier("auto", a, operand(300, 500, "cuda"))
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (32, "col")])
+def test_split_k_is_deterministic(m, layout):
+    a = operand(m, 11008, "cuda")
+    b = operand(11008, 4096, "cuda", layout)
+    first = torch.ops.gemmtiles.auto(a, b)
+    for _ in range(3):
+        assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
