@@ -11,24 +11,27 @@ namespace gemmtiles {
 struct AutoPlan {
   const char* kernel;  // "skinny_kmajor", "skinny_nmajor" or "warptile"
   int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8, 16 or 32)
-  int nw = 0;          // skinny: columns of B per warp (per lane for nmajor)
+  int nw = 0;          // skinny: columns of B per warp (kmajor), or column groups per lane (nmajor)
+  int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // skinny: blocks along K
   int64_t k_slice = 0; // skinny: K per split, a multiple of 32
 };
 
 // Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
 inline constexpr int64_t kSkinnyMaxM = 32;
-inline constexpr int64_t kSkinnyBlocksPerSm = 4;
+inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
 
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
+// b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
-                          int64_t sms) {
+                          bool b_vec, int64_t sms) {
   if (M > kSkinnyMaxM || batch > 65535 || K == 0) return {"warptile"};
   AutoPlan plan{b_kmajor ? "skinny_kmajor" : "skinny_nmajor"};
   plan.mt = M <= 4 ? 4 : M <= 8 ? 8 : M <= 16 ? 16 : 32;
-  plan.nw = plan.mt <= 8 ? 4 : 2;
-  const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32);
+  plan.w = b_vec ? 4 : 1;
+  plan.nw = b_kmajor ? (plan.mt <= 8 ? 4 : 2) : (plan.mt <= 8 && !b_vec ? 4 : 1);
+  const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32 * plan.w);
   const int64_t blocks = (N + cols - 1) / cols * batch;
   const int64_t want = std::max<int64_t>(1, (kSkinnyBlocksPerSm * sms + blocks - 1) / blocks);
   const int64_t splits = std::min<int64_t>({want, (K + 31) / 32, 65535});

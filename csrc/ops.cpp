@@ -76,20 +76,22 @@ PyObject* py_registered_tiers(PyObject*, PyObject*) {
   return list;
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, sms) -> (kernel, mt, nw, splits, k_slice):
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms)
+//   -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs.
 PyObject* py_auto_plan(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor;
-  if (!PyArg_ParseTuple(args, "LLLLpL", &M, &N, &K, &batch, &b_kmajor, &sms)) return nullptr;
-  const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, sms);
-  return Py_BuildValue("(siiLL)", plan.kernel, plan.mt, plan.nw,
+  int b_kmajor, b_vec;
+  if (!PyArg_ParseTuple(args, "LLLLppL", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms)) return nullptr;
+  const gemmtiles::AutoPlan plan =
+      gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms);
+  return Py_BuildValue("(siiiLL)", plan.kernel, plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
 
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, sms): (kernel, mt, nw, splits, k_slice) of the auto tier."},
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"registered_tiers", py_registered_tiers, METH_NOARGS,
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
     {nullptr, nullptr, 0, nullptr}};

@@ -25,19 +25,20 @@ H100_SMS = 132
     ],
 )
 def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
-    got, got_mt, nw, splits, k_slice = _C.auto_plan(m, n, k, batch, b_kmajor, H100_SMS)
+    got, got_mt, nw, w, splits, k_slice = _C.auto_plan(m, n, k, batch, b_kmajor, True, H100_SMS)
     assert (got, got_mt) == (kernel, mt)
     if kernel != "warptile":
         # K is covered exactly by whole slices of a multiple of 32.
         assert k_slice % 32 == 0 and (splits - 1) * k_slice < k <= splits * k_slice
+        assert w == 4 and _C.auto_plan(m, n, k, batch, b_kmajor, False, H100_SMS)[3] == 1
 
 
 def test_plan_splits_k_to_fill_the_gpu():
-    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach ~4 blocks per SM.
-    _, _, _, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, H100_SMS)
-    assert splits == 5 and k_slice == 832
+    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach 2 blocks per SM.
+    *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
+    assert splits == 3 and k_slice == 1376
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
-    assert _C.auto_plan(8, 20000, 4096, 1, True, H100_SMS)[3] == 1
+    assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
 
 
 CUDA_SHAPES = [

@@ -1,5 +1,8 @@
 // The `auto` tier: per call, the kernel that suits the problem (auto_plan.h): the
 // bandwidth-bound skinny kernels for up to 32 rows, warptile otherwise.
+#include <cstdint>
+#include <string>
+
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
 
@@ -10,11 +13,15 @@
 namespace gemmtiles {
 namespace {
 
+using SkinnyKernel = void (*)(GemmProblem, SkinnySplit);
+
 template <class Cfg>
-void launch_skinny(const GemmProblem& p, const AutoPlan& plan, bool b_kmajor) {
-  TORCH_INTERNAL_ASSERT(plan.nw == Cfg::NW && plan.mt == Cfg::MT, "auto_plan and the skinny configuration disagree");
+void launch_skinny(const GemmProblem& p, const AutoPlan& plan, SkinnyKernel kernel) {
+  TORCH_INTERNAL_ASSERT(plan.nw == Cfg::NW && plan.mt == Cfg::MT,
+                        "auto_plan and the skinny configuration disagree");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (b_kmajor ? 1 : 32);
+  const bool kmajor = plan.kernel == std::string("skinny_kmajor");
+  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? 1 : 32 * plan.w);
   const dim3 grid(static_cast<unsigned>(ceil_div(p.N, cols)), static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>(p.batch));
   at::Tensor ws;
@@ -26,11 +33,7 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, bool b_kmajor) {
                    at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
     s.ws = ws.data_ptr<float>();
   }
-  if (b_kmajor) {
-    skinny_kmajor_kernel<Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s);
-  } else {
-    skinny_nmajor_kernel<Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s);
-  }
+  kernel<<<grid, Cfg::kThreads, 0, stream>>>(p, s);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (plan.splits > 1) {
     const int64_t outputs = p.batch * p.M * p.N;
@@ -40,16 +43,35 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, bool b_kmajor) {
   }
 }
 
+// The skinny configurations for MT rows (auto_plan.h chooses NW the same way): column-major
+// B, NW columns per warp; row-major B, one float4 group per lane, or NW single columns.
+template <int MT>
+void launch_rows(const GemmProblem& p, const AutoPlan& plan) {
+  constexpr int kMinBlocks = MT == 32 ? 1 : 2;
+  if (plan.kernel == std::string("skinny_kmajor")) {
+    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), kMinBlocks>;
+    launch_skinny<Cfg>(p, plan, plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4> : skinny_kmajor_kernel<Cfg, 1>);
+  } else if (plan.w == 4) {
+    using Cfg = SkinnyConfig<MT, 1, kMinBlocks>;
+    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 4>);
+  } else {
+    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 1), kMinBlocks>;
+    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>);
+  }
+}
+
 void launch_auto(const GemmProblem& p) {
   // prepare_gemm gave B one unit stride; it is K-major when its column stride is not 1.
   const bool b_kmajor = p.b_cs != 1;
-  const AutoPlan plan =
-      auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, multiprocessors(c10::cuda::current_device()));
+  const int64_t ld = b_kmajor ? p.b_cs : p.b_rs;
+  const bool b_vec = (reinterpret_cast<uintptr_t>(p.b) & 15) == 0 && ld % 4 == 0 && p.b_bs % 4 == 0;
+  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec,
+                                  multiprocessors(c10::cuda::current_device()));
   switch (plan.mt) {
-    case 4: return launch_skinny<SkinnyConfig<4, 4>>(p, plan, b_kmajor);
-    case 8: return launch_skinny<SkinnyConfig<8, 4>>(p, plan, b_kmajor);
-    case 16: return launch_skinny<SkinnyConfig<16, 2>>(p, plan, b_kmajor);
-    case 32: return launch_skinny<SkinnyConfig<32, 2, /*MIN_BLOCKS=*/1>>(p, plan, b_kmajor);
+    case 4: return launch_rows<4>(p, plan);
+    case 8: return launch_rows<8>(p, plan);
+    case 16: return launch_rows<16>(p, plan);
+    case 32: return launch_rows<32>(p, plan);
     default: return launch_warptile(p);
   }
 }

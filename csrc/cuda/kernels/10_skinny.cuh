@@ -9,11 +9,13 @@
 // SM's loads in flight. Each split writes its partial sums to a workspace; a second kernel
 // adds the splits in a fixed order (no float atomics, so the result is the same bits on
 // every run) and applies alpha, beta and c.
-//  * B_KMAJOR (nn.Linear's W^T: B column-major): a lane walks k, a warp holds NW columns;
-//    the lanes' partial sums are added by warp shuffles at the end of the slice.
-//  * B row-major: a lane walks n (NW columns 32 apart), every lane of a warp reads the same
-//    A(m, k) (a shared-memory broadcast); no reduction inside the block.
-// Both read any strides correctly; the layout picks which one reads B coalesced.
+//  * B column-major (nn.Linear's W^T): a lane walks k, a warp holds NW columns; the lanes'
+//    partial sums are added by warp shuffles at the end of the slice.
+//  * B row-major: a lane walks n, every lane of a warp reads the same A(m, k) (a
+//    shared-memory broadcast); no reduction inside the block.
+// B is read as float4 (W = 4 consecutive elements per lane, 512 bytes per warp load) when
+// its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load).
+// Both kernels read any strides correctly; the layout picks which one reads B coalesced.
 // Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice;
 // a workspace of splits * M * N floats when K is split.
 #pragma once
@@ -62,11 +64,27 @@ __device__ __forceinline__ void skinny_store(const GemmProblem& p, const BatchVi
   }
 }
 
-// B column-major (b_rs == 1): grid (ceil(N / (8 NW)), splits, batch).
-template <class Cfg>
+// W consecutive elements of B starting at index i along a line of `stride` (elements past
+// `limit` read as 0): one float4 load when W == 4 and all four are inside (W == 4 only for a
+// unit stride and a 16-byte-aligned line, which the launch checks).
+template <int W>
+__device__ __forceinline__ void load_line(float (&dst)[W], const float* line, int64_t i,
+                                          int64_t stride, int64_t limit) {
+  if (W == 4 && i + 3 < limit) {
+    load4(dst, line + i);
+  } else {
+#pragma unroll
+    for (int w = 0; w < W; ++w) dst[w] = i + w < limit ? line[(i + w) * stride] : 0.0f;
+  }
+}
+
+// B column-major (unit row stride): a lane takes W consecutive k of NW columns per step.
+// Grid (ceil(N / (8 NW)), splits, batch).
+template <class Cfg, int W>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
-  __shared__ float As[MT][KC];
+  static_assert(KC % (32 * W) == 0, "a staged slice is whole warp steps");
+  __shared__ __align__(16) float As[MT][KC];
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * NW;
@@ -80,17 +98,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
     __syncthreads();
     skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
     __syncthreads();
-#pragma unroll 4
-    for (int kk = lane; kk < KC; kk += 32) {
-      const int64_t k = k0 + kk;
-      float bv[NW];
 #pragma unroll
-      for (int j = 0; j < NW; ++j) bv[j] = k < k_end && n0 + j < p.N ? b_col[j][k * p.b_rs] : 0.0f;
+    for (int kk = lane * W; kk < KC; kk += 32 * W) {
+      float bv[NW][W];
+#pragma unroll
+      for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_col[j], k0 + kk, p.b_rs, n0 + j < p.N ? k_end : 0);
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
-        const float av = As[m][kk];
+        float av[W];
 #pragma unroll
-        for (int j = 0; j < NW; ++j) acc[m][j] += av * bv[j];
+        for (int w = 0; w < W; ++w) av[w] = As[m][kk + w];
+#pragma unroll
+        for (int j = 0; j < NW; ++j)
+#pragma unroll
+          for (int w = 0; w < W; ++w) acc[m][j] += av[w] * bv[j][w];
       }
     }
   }
@@ -115,17 +136,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   }
 }
 
-// B row-major (b_cs == 1): grid (ceil(N / (8 * 32 NW)), splits, batch).
-template <class Cfg>
+// B row-major (unit column stride): a lane takes NW groups of W consecutive columns, 32 W
+// apart, and walks k; every lane of a warp reads the same A(m, k) (a shared broadcast).
+// Grid (ceil(N / (8 * 32 W NW)), splits, batch).
+template <class Cfg, int W>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
   __shared__ float As[MT][KC];
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * 32 * NW + lane;
+  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * 32 * W * NW + lane * W;
   const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
-  float acc[MT][NW] = {};
+  float acc[MT][NW][W] = {};
   for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
     __syncthreads();
     skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
@@ -134,14 +157,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
     const float* b_row = v.b + k0 * p.b_rs;
 #pragma unroll 4
     for (int kk = 0; kk < kc; ++kk, b_row += p.b_rs) {
-      float bv[NW];
+      float bv[NW][W];
 #pragma unroll
-      for (int j = 0; j < NW; ++j) bv[j] = n0 + 32 * j < p.N ? b_row[(n0 + 32 * j) * p.b_cs] : 0.0f;
+      for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_row, n0 + 32 * W * j, p.b_cs, p.N);
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
         const float av = As[m][kk];
 #pragma unroll
-        for (int j = 0; j < NW; ++j) acc[m][j] += av * bv[j];
+        for (int j = 0; j < NW; ++j)
+#pragma unroll
+          for (int w = 0; w < W; ++w) acc[m][j][w] += av * bv[j][w];
       }
     }
   }
@@ -149,7 +174,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
   for (int m = 0; m < MT; ++m) {
 #pragma unroll
     for (int j = 0; j < NW; ++j) {
-      if (m < p.M && n0 + 32 * j < p.N) skinny_store(p, v, s, m, n0 + 32 * j, acc[m][j]);
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const int64_t n = n0 + 32 * W * j + w;
+        if (m < p.M && n < p.N) skinny_store(p, v, s, m, n, acc[m][j][w]);
+      }
     }
   }
 }
