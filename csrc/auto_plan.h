@@ -19,7 +19,7 @@ struct AutoPlan {
 
 // Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
 inline constexpr int64_t kSkinnyMaxM = 32;
-inline constexpr int64_t kSkinnyBlocksPerSm = 4;
+inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
 
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
@@ -34,10 +34,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32 * plan.w);
   const int64_t blocks = (N + cols - 1) / cols * batch;
   const int64_t want = std::max<int64_t>(1, (kSkinnyBlocksPerSm * sms + blocks - 1) / blocks);
-  // Each split writes, and the reduction reads, M x N partial sums: keep that traffic under
-  // an eighth of B's (splits * M <= K / 8).
-  const int64_t ws_cap = std::max<int64_t>(1, K / (8 * M));
-  const int64_t splits = std::min<int64_t>({want, ws_cap, (K + 31) / 32, 65535});
+  const int64_t splits = std::min<int64_t>({want, (K + 31) / 32, 65535});
   plan.k_slice = ((K + splits - 1) / splits + 31) / 32 * 32;
   plan.splits = (K + plan.k_slice - 1) / plan.k_slice;
   return plan;

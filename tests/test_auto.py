@@ -34,11 +34,9 @@ def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
 
 
 def test_plan_splits_k_to_fill_the_gpu():
-    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach 4 blocks per SM.
+    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach 2 blocks per SM.
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
-    assert splits == 5 and k_slice == 832
-    # ... but never so far that the partial sums cost more than an eighth of B's traffic.
-    assert _C.auto_plan(32, 4096, 4096, 1, False, True, H100_SMS)[4] == 4096 // (8 * 32)
+    assert splits == 3 and k_slice == 1376
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
 
