@@ -43,7 +43,27 @@ from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, C
 def _use_cuda() -> bool:
     if os.environ.get("GEMMTILES_CPU_ONLY", "0") == "1":
         return False
+    if torch.version.hip is not None:
+        return _use_rocm()
     return torch.version.cuda is not None and CUDA_HOME is not None
+
+
+def _use_rocm() -> bool:
+    """A ROCm build of torch with its toolkit: BuildExtension hipifies the CUDA sources (not
+    run on an AMD GPU here; scripts/hip_check.sh compiles the kernels with hipcc)."""
+    from torch.utils.cpp_extension import ROCM_HOME
+
+    return ROCM_HOME is not None
+
+
+def _not_for_hip() -> set:
+    """CUDA sources of the tiers the tier table does not build for HIP (gemmtiles/_tiers.py:
+    hip=False), read without importing the package (it needs the extension being built)."""
+    import runpy
+
+    table = runpy.run_path(os.path.join("gemmtiles", "_tiers.py"))["TIERS"]
+    return {os.path.normpath(src.strip()) for t in table if not t.hip
+            for src in t.source.split(",") if src.strip().endswith(".cu")}
 
 
 def _nvcc_version():
@@ -63,9 +83,12 @@ _BASE_VERSION = "0.1.0"
 def _write_build_info(use_cuda: bool) -> str:
     """Records what this build was made with (gemmtiles/_build_info.py, read by the import
     check and `python -m gemmtiles.info`) and returns the package version: the base version
-    with a local suffix that tells CPU-only and CUDA builds apart (+cpu, +cu130)."""
-    nvcc = _nvcc_version() if use_cuda else None
-    local = "cu" + nvcc.replace(".", "") if nvcc else "cpu"
+    with a local suffix that tells CPU-only, CUDA and ROCm builds apart (+cpu, +cu130, +rocm62)."""
+    nvcc = _nvcc_version() if use_cuda and torch.version.hip is None else None
+    if use_cuda and torch.version.hip is not None:
+        local = "rocm" + "".join(torch.version.hip.split(".")[:2])
+    else:
+        local = "cu" + nvcc.replace(".", "") if nvcc else "cpu"
     info = {
         "VERSION": f"{_BASE_VERSION}+{local}",
         "TORCH_VERSION": torch.__version__,
@@ -89,11 +112,16 @@ def _extension():
     nvcc = ["-O3", "-lineinfo"]
     if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
         nvcc.append("--ptxas-options=-v")
-    sources += sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+    cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+    if torch.version.hip is not None:
+        skip = _not_for_hip()
+        cuda_sources = [src for src in cuda_sources if os.path.normpath(src) not in skip]
+        nvcc = ["-O3"]
+    sources += cuda_sources
     return CUDAExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc})
 
 
-if _use_cuda() and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+if _use_cuda() and torch.version.hip is None and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
     # torch's default arch list needs a visible GPU; build for Hopper unless told otherwise.
     if torch.cuda.is_available():
         os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(

@@ -38,6 +38,7 @@ class Tier:
     source: str  # where its kernel lives
     precision: str = "fp32"  # a key of PRECISIONS
     min_cc: tuple[int, int] = (0, 0)  # lowest CUDA compute capability; (0, 0): any
+    hip: bool = True  # its CUDA kernels also compile as HIP for AMD GPUs (scripts/hip_check.sh)
 
     def runs_on(self, device_type: str) -> bool:
         return device_type in self.devices
@@ -80,7 +81,7 @@ TIERS: tuple[Tier, ...] = (
          "csrc/cuda/kernels/09_warptile.cuh"),
     Tier("auto", ("cuda",), "unit_stride",
          "per call the kernel for the shape: split-K streaming of B for up to 32 rows, else warptile",
-         "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/kernels/10_skinny.cuh"),
+         "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/kernels/10_skinny.cuh", hip=False),
 )
 
 BY_NAME: dict[str, Tier] = {t.name: t for t in TIERS}

@@ -1,26 +1,10 @@
 // CUDA registrations of the ladder tiers: one GEMMTILES_CUDA_TIER line beside each launcher
 // (launch.h: checks, device guard, layout normalisation, launch on the current stream).
-#include "kernels/01_naive.cuh"
-#include "kernels/02_coalesced.cuh"
-#include "kernels/03_smem.cuh"
-#include "kernels/04_unroll.cuh"
-#include "kernels/05_thread_tile.cuh"
-#include "kernels/06_vectorized.cuh"
-#include "kernels/07_bank_free.cuh"
-#include "kernels/08_double_buffer.cuh"
+#include "configs.h"
 #include "launch.h"
 
 namespace gemmtiles {
 namespace {
-
-// The configurations of the ladder (one each). thread_tile to double_buffer share one tile
-// shape, so that neighbouring tiers differ in their idea only.
-using Naive = NaiveConfig<32, 8>;
-using Coalesced = CoalescedConfig<8, 32>;
-using Smem = SmemConfig<16>;
-using Unroll = TileConfig<Shape<64, 64, 8>, Shape<8, 1>>;
-using Tiles128 = TileConfig<Shape<128, 128, 8>, Shape<8, 8>>;
-using Tiles128TwoBlocks = TileConfig<Shape<128, 128, 8>, Shape<8, 8>, /*MIN_BLOCKS=*/2>;
 
 // The scalar tiers read any strides in place; the float4 teaching tiers read row-major
 // operands (others are copied).

@@ -3,19 +3,11 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "kernels/09_warptile.cuh"
+#include "configs.h"
 #include "launch.h"
 
 namespace gemmtiles {
 namespace {
-
-// 128 x 256 block tile, 16 x 8 outputs per thread: the most FMAs per shared load, one block
-// per SM (on the H100 at 8192^3: 49.3 TFLOP/s against 48.1 for 256 x 128, scripts/
-// tune_warptile.cu). 128 x 128, 8 x 8 per thread, two blocks per SM: for problems with too
-// few large tiles to fill the GPU.
-using WarptileLarge = WarptileConfig<Shape<128, 256, 8>, Shape<64, 64>, Shape<8, 4>, /*WNITER=*/2>;
-using WarptileSmall =
-    WarptileConfig<Shape<128, 128, 8>, Shape<64, 32>, Shape<4, 4>, /*WNITER=*/2, /*MIN_BLOCKS=*/2>;
 
 template <typename Cfg>
 void launch_config(const GemmProblem& p) {

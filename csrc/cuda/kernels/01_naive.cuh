@@ -20,7 +20,7 @@ struct NaiveConfig {
 };
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) naive_kernel(GemmProblem p) {
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, 0) naive_kernel(GemmProblem p) {
   const BatchView v = batch_view(p);
   const int64_t m = int64_t(blockIdx.y) * Cfg::BM + threadIdx.x;
   const int64_t n = int64_t(blockIdx.x) * Cfg::BN + threadIdx.y;

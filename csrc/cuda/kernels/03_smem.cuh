@@ -21,7 +21,7 @@ struct SmemConfig {
 };
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) smem_kernel(GemmProblem p) {
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, 0) smem_kernel(GemmProblem p) {
   constexpr int TILE = Cfg::TILE;
   __shared__ float As[TILE][TILE];  // As[m][k]
   __shared__ float Bs[TILE][TILE];  // Bs[k][n]

@@ -15,7 +15,7 @@ namespace gemmtiles {
 
 // Configuration: TileConfig<Shape<BM, BN, BK>, Shape<TM, 1>>, a strip of TM rows per thread.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) unroll_kernel(GemmProblem p) {
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) unroll_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM;
   static_assert(Cfg::TN == 1, "a thread owns a strip of one column");
   static_assert(BM * BK == Cfg::kThreads && BN * BK == Cfg::kThreads,

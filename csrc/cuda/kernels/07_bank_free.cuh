@@ -20,7 +20,7 @@
 namespace gemmtiles {
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) bank_free_kernel(GemmProblem p) {
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) bank_free_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
   constexpr int kThreads = Cfg::kThreads;
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");

@@ -3,7 +3,7 @@
 //
 // The block tile (BM x BN) is split into warp tiles (WM x WN), and each warp computes its
 // tile in WMITER x WNITER steps of a (WM/WMITER) x (WN/WNITER) sub-tile in which each of its
-// 32 lanes owns a TM x TN fragment. Compared with `double_buffer`:
+// kWarpSize lanes (32; 64 on AMD CDNA) owns a TM x TN fragment. Compared with `double_buffer`:
 //  * the fragments a warp reads from shared memory for one k are a few contiguous float4 runs
 //    (one per sub-tile row and column), so every LDS.128 is conflict-free and broadcast-
 //    friendly whatever BM and BN are, which lets the block tile grow;
@@ -39,8 +39,8 @@ struct WarptileConfig {
   static constexpr int BM = Block::M, BN = Block::N, BK = Block::K, WM = Warp::M, WN = Warp::N;
   static constexpr int WNITER = WNITER_, TM = Thread::M, TN = Thread::N;
   static constexpr int kWarps = (BM / WM) * (BN / WN);
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+  static constexpr int kThreads = kWarps * kWarpSize;
+  static constexpr int WMITER = (WM * WN) / (kWarpSize * TM * TN * WNITER);
   static constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
   // Blocks per SM that the register allocation must leave room for (__launch_bounds__).
   static constexpr int kMinBlocks = MIN_BLOCKS;
@@ -50,16 +50,16 @@ struct WarptileConfig {
   static constexpr int kPitchA = BM + kPad, kPitchB = BN + kPad;
   static constexpr size_t kSmemBytes = sizeof(float) * 2 * BK * (kPitchA + kPitchB);
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
-  static_assert(WMITER >= 1 && (WM * WN) % (32 * TM * TN * WNITER) == 0,
+  static_assert(WMITER >= 1 && (WM * WN) % (kWarpSize * TM * TN * WNITER) == 0,
                 "a warp's lanes must cover its tile in whole sub-tiles");
   static_assert(WM % WMITER == 0 && WN % WNITER == 0, "sub-tiles must tile the warp tile");
-  static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "a sub-tile holds one fragment per lane");
+  static_assert((WSUBM / TM) * (WSUBN / TN) == kWarpSize, "a sub-tile holds one fragment per lane");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read and written as float4");
   static dim3 block() { return dim3(kThreads); }
 };
 
 template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kernel(GemmProblem p) {
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) warptile_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
   constexpr int TM = Cfg::TM, TN = Cfg::TN, WMITER = Cfg::WMITER, WNITER = Cfg::WNITER;
   constexpr int WSUBM = Cfg::WSUBM, WSUBN = Cfg::WSUBN;
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) warptile_kerne
   float* const Bs = smem + 2 * kSliceA;
 
   const BatchView v = batch_view(p);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
   const int lm0 = lane / (WSUBN / TN) * TM, ln0 = lane % (WSUBN / TN) * TN;
   const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;

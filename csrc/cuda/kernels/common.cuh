@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../../gemm_problem.h"
+#include "platform.cuh"
 
 namespace gemmtiles {
 
