@@ -17,6 +17,12 @@ from ._tiers import BY_NAME, TIERS, Tier, tier_names
 from .info import show_config
 from .switch import enable
 
+if torch.distributed.is_available():
+    from . import _sharding
+    from ._ops import REGISTERED
+
+    _sharding.register(sorted({name for name, _, _, _ in REGISTERED}))
+
 try:
     from ._build_info import VERSION as __version__
 except ImportError:  # a source tree that setup.py has not built
