@@ -49,7 +49,8 @@ template <int MT>
 void launch_rows(const GemmProblem& p, const AutoPlan& plan) {
   constexpr int kMinBlocks = MT == 32 ? 1 : 2;
   if (plan.kernel == std::string("skinny_kmajor")) {
-    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), kMinBlocks>;
+    // Longer staged slices of A for fewer rows: fewer barriers between a warp's loads.
+    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), kMinBlocks, (MT <= 4 ? 1024 : 256)>;
     launch_skinny<Cfg>(p, plan, plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4> : skinny_kmajor_kernel<Cfg, 1>);
   } else if (plan.w == 4) {
     using Cfg = SkinnyConfig<MT, 1, kMinBlocks>;

@@ -30,6 +30,10 @@ namespace gemmtiles {
 template <int MT_, int NW_, int MIN_BLOCKS = 2, int KC_ = 256>
 struct SkinnyConfig {
   static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS;
+  // Rows of B (N-major) a lane loads before using any: fewer with more rows of A, whose
+  // accumulators need the registers.
+  static constexpr int kPrefetch = MT <= 4 ? 8 : MT <= 8 ? 4 : MT <= 16 ? 2 : 1;
+  static_assert(KC % kPrefetch == 0, "rows of B are prefetched in whole groups");
   static constexpr int kWarps = 8, kThreads = 32 * kWarps;
   static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");
 };
@@ -141,7 +145,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // Grid (ceil(N / (8 * 32 W NW)), splits, batch).
 template <class Cfg, int W>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_kernel(GemmProblem p, SkinnySplit s) {
-  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, kPrefetch = Cfg::kPrefetch;
   __shared__ float As[MT][KC];
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -155,19 +159,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
     __syncthreads();
     const int kc = k_end - k0 < KC ? int(k_end - k0) : KC;
     const float* b_row = v.b + k0 * p.b_rs;
-#pragma unroll 4
-    for (int kk = 0; kk < kc; ++kk, b_row += p.b_rs) {
-      float bv[NW][W];
+    // kPrefetch rows of B are loaded before any is used: that many loads in flight per
+    // lane is what keeps DRAM busy (with one, the warp waits out each load's latency).
+    for (int kk = 0; kk < kc; kk += kPrefetch, b_row += kPrefetch * p.b_rs) {
+      float bv[kPrefetch][NW][W];
 #pragma unroll
-      for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_row, n0 + 32 * W * j, p.b_cs, p.N);
+      for (int u = 0; u < kPrefetch; ++u)
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        const float av = As[m][kk];
+        for (int j = 0; j < NW; ++j) {
+          if (kk + u < kc) {
+            load_line<W>(bv[u][j], b_row + u * p.b_rs, n0 + 32 * W * j, p.b_cs, p.N);
+          } else {
 #pragma unroll
-        for (int j = 0; j < NW; ++j)
+            for (int w = 0; w < W; ++w) bv[u][j][w] = 0.0f;
+          }
+        }
 #pragma unroll
-          for (int w = 0; w < W; ++w) acc[m][j][w] += av * bv[j][w];
-      }
+      for (int u = 0; u < kPrefetch; ++u)
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const float av = As[m][kk + u];  // zero past k_end (staged so)
+#pragma unroll
+          for (int j = 0; j < NW; ++j)
+#pragma unroll
+            for (int w = 0; w < W; ++w) acc[m][j][w] += av * bv[u][j][w];
+        }
     }
   }
 #pragma unroll
