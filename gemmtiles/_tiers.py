@@ -55,6 +55,9 @@ TIERS: tuple[Tier, ...] = (
     Tier("reorder", ("cpu",), "row_major",
          "i-k-j loop order: unit-stride inner loop over rows of B and C, rows in parallel",
          "csrc/cpu/cpu_tiers.cpp"),
+    Tier("blocked", ("cpu",), "row_major",
+         "reorder on several rows at once: each strip of a B row in registers feeds several rows of C",
+         "csrc/cpu/cpu_tiers.cpp"),
     Tier("coalesced", ("cuda",), "strided",
          "a warp takes consecutive columns, so its loads of B and stores of C coalesce",
          "csrc/cuda/kernels/02_coalesced.cuh"),
@@ -87,7 +90,7 @@ TIERS: tuple[Tier, ...] = (
 BY_NAME: dict[str, Tier] = {t.name: t for t in TIERS}
 
 # The tier sgemm uses when none is named, per device type.
-DEFAULT_TIER: dict[str, str] = {"cuda": "auto", "cpu": "reorder"}
+DEFAULT_TIER: dict[str, str] = {"cuda": "auto", "cpu": "blocked"}
 
 
 def default_tier(device_type: str) -> str:

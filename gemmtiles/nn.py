@@ -28,7 +28,7 @@ class Linear(nn.Linear):
     """torch.nn.Linear computed by a gemmtiles tier.
 
     variant: the tier; None picks the default tier of the input's device (auto on CUDA,
-    reorder on the CPU) at every call. Inputs of any leading shape (..., in_features).
+    blocked on the CPU) at every call. Inputs of any leading shape (..., in_features).
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,

@@ -45,7 +45,7 @@ def test_info_tells_the_build(capsys):
     c = info.config()
     assert c["gemmtiles"] == gemmtiles.__version__ and c["torch"] == torch.__version__
     assert c["built with"]["torch"] == torch.__version__
-    assert set(c["kernels built"]["cpu"]) == {"naive", "reorder"}
+    assert set(c["kernels built"]["cpu"]) == {"naive", "reorder", "blocked"}
     assert c["runs here"]["cpu"] == gemmtiles.variants("cpu")
     assert ("cuda" in c["runs here"]) == torch.cuda.is_available()
     built_cuda = bool(c["kernels built"]["cuda"])
@@ -53,7 +53,7 @@ def test_info_tells_the_build(capsys):
     assert gemmtiles.__version__.endswith("+cpu") != built_cuda
     out = subprocess.run([sys.executable, "-m", "gemmtiles.info"], capture_output=True, text=True, check=True).stdout
     assert f"gemmtiles {gemmtiles.__version__} on torch {torch.__version__}" in out
-    assert "runs here on cpu: naive, reorder" in out
+    assert "runs here on cpu: naive, reorder, blocked" in out
 
 
 def test_import_under_another_torch_is_a_clear_error(tmp_path):

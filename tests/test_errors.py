@@ -66,7 +66,7 @@ def test_alpha_beta_must_be_numbers():
 
 
 def test_unknown_variant_lists_known():
-    with pytest.raises(ValueError, match="unknown variant 'fastest'.*naive, reorder, coalesced"):
+    with pytest.raises(ValueError, match="unknown variant 'fastest'.*naive, reorder, blocked, coalesced"):
         gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), variant="fastest")
 
 

@@ -44,7 +44,7 @@ def test_schema(tier):
 
 
 def test_variants():
-    assert gemmtiles.variants("cpu") == ["naive", "reorder"]
+    assert gemmtiles.variants("cpu") == ["naive", "reorder", "blocked"]
     assert set(gemmtiles.variants("cpu")) <= set(gemmtiles.variants())
     if torch.cuda.is_available():
         cuda = gemmtiles.variants("cuda")
