@@ -12,7 +12,7 @@ from typing import Optional
 import torch
 
 from . import nn
-from ._ops import check_args, has_kernel, resolve
+from ._ops import check_args, has_kernel, op_for
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
 from .info import show_config
 from .switch import enable
@@ -69,7 +69,7 @@ def sgemm(
     if not isinstance(a, torch.Tensor):
         check_args(where, a, b, c, alpha, beta)
     try:
-        tier_op = resolve(where, variant, a.device)
+        tier_op = op_for(where, variant, a)
     except (ValueError, RuntimeError):
         check_args(where, a, b, c, alpha, beta)  # mixed devices, dtypes: the first error
         raise

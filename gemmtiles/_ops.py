@@ -7,7 +7,7 @@ import numbers
 
 import torch
 
-from ._tiers import BY_NAME, DEVICES, default_tier
+from ._tiers import BY_NAME, DEFAULT_TIER, DEVICES, default_tier
 
 REBUILD = "python -m pip install --no-build-isolation -e .   (in the gemmtiles source folder)"
 
@@ -34,7 +34,7 @@ def _load_extension():
 
 _C = _load_extension()
 
-__all__ = ["check_args", "has_kernel", "op", "resolve", "REGISTERED"]
+__all__ = ["check_args", "has_kernel", "op", "op_for", "resolve", "REGISTERED"]
 
 # (name, device, operands, min_sm): one per registration line of this build.
 REGISTERED: tuple[tuple[str, str, str, int], ...] = tuple(_C.registered_tiers())
@@ -152,3 +152,10 @@ def resolve(where: str, variant, device: torch.device):
     if not isinstance(name, str) or name not in BY_NAME:
         raise ValueError(f"{where}: unknown variant {name!r}; known variants: {', '.join(BY_NAME)}")
     raise device_error(where, name, device)
+
+
+def op_for(where: str, variant, t: torch.Tensor):
+    """resolve() for tensors like t, with the common case a dict lookup (this runs per call)."""
+    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+    found = _OPS.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
+    return found if found is not None else resolve(where, variant, t.device)

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from ._ops import resolve
+from ._ops import op_for
 from ._tiers import check_variant
 
 __all__ = ["Linear", "replace_linear"]
@@ -42,7 +42,7 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
-        tier_op = resolve("gemmtiles.nn.Linear", self.variant, x.device)
+        tier_op = op_for("gemmtiles.nn.Linear", self.variant, x)
         bias = self.bias
         if x.dim() == 2:
             return tier_op(x, self.weight.t(), bias, 1.0, 0.0 if bias is None else 1.0)

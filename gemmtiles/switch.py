@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from ._ops import _OPS
-from ._tiers import check_variant, default_tier
+from ._tiers import DEFAULT_TIER, check_variant
 
 __all__ = ["enable"]
 
@@ -52,8 +52,9 @@ class enable(TorchFunctionMode):
         self.variant = variant
 
     def _op(self, t: torch.Tensor):
-        device = t.device.type
-        return _OPS.get((self.variant or default_tier(device), device))
+        """The op for tensors like t, or None where the tier has no kernel for its device."""
+        device = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+        return _OPS.get((self.variant or DEFAULT_TIER.get(device, "naive"), device))
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
