@@ -60,7 +60,8 @@ def sgemm(
     a: (M, K) or (B, M, K); b: (K, N) or (B, K, N), batches broadcast as in torch.matmul.
     c: optional, broadcastable to the output (a bias row of shape (N,) works); with
     beta == 0 it is not read, so NaN in c does not reach the output. K == 0 gives beta * c.
-    variant: a tier name from ``variants()``; default: the fastest tier for the device.
+    variant: a tier name from ``variants()``; default: the device's default tier (``auto`` on
+    CUDA, ``blocked`` on the CPU).
     Operands are read through their strides: transposed and sliced views need no copy.
     """
     # The op checks its arguments in C++ (ValueError / TypeError / RuntimeError naming the
