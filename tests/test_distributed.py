@@ -37,6 +37,9 @@ def _worker(rank, case, backend, device_type, variant, path):
         mesh = init_device_mesh(device_type, (WORLD,))
         device = torch.device(device_type, rank) if device_type == "cuda" else torch.device("cpu")
         globals()[case](mesh, device, variant)
+        # Both ranks done before either tears the group down: a rank that destroys it while
+        # the other still talks to it aborts in gloo's threads.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 

@@ -69,6 +69,19 @@ GEMMTILES_TIER(naive, CPU, Operands::kStrided, &naive_cpu);
 // (AVX-512, AVX2 with FMA, or SSE2), chosen once when the library loads.
 constexpr int64_t kStrip = 64;
 
+// orow[n] = sum_k arow[k] * b(k, n) for n in [n0, N): the columns after the last whole strip
+// (inlined into each vector-width clone of its callers).
+inline void row_tail(const float* arow, int64_t a_cs, const float* bz, int64_t b_rs, int64_t n0,
+                     int64_t N, int64_t K, float* __restrict__ orow) {
+  if (n0 >= N) return;
+  for (int64_t n = n0; n < N; ++n) orow[n] = 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    const float av = arow[k * a_cs];
+    const float* __restrict__ brow = bz + k * b_rs;
+    for (int64_t n = n0; n < N; ++n) orow[n] += av * brow[n];
+  }
+}
+
 __attribute__((target_clones("avx512f", "arch=haswell", "default"))) void reorder_row(
     const float* arow, int64_t a_cs, const float* bz, int64_t b_rs, int64_t N, int64_t K,
     float* __restrict__ orow) {
@@ -82,12 +95,7 @@ __attribute__((target_clones("avx512f", "arch=haswell", "default"))) void reorde
     }
     for (int64_t j = 0; j < kStrip; ++j) orow[n0 + j] = acc[j];
   }
-  for (int64_t n = n0; n < N; ++n) orow[n] = 0.0f;
-  for (int64_t k = 0; k < K && n0 < N; ++k) {
-    const float av = arow[k * a_cs];
-    const float* __restrict__ brow = bz + k * b_rs;
-    for (int64_t n = n0; n < N; ++n) orow[n] += av * brow[n];
-  }
+  row_tail(arow, a_cs, bz, b_rs, n0, N, K, orow);
 }
 
 // reorder: the i-k-j loop. The inner loop runs along a row of B and a row of the output,
@@ -115,7 +123,7 @@ GEMMTILES_TIER(reorder, CPU, Operands::kRowMajor, &reorder_cpu);
 // kRows rows of the i-k-j loop at once, in strips of kBlockStrip columns: each strip of a B
 // row, once in registers, feeds kRows FMAs instead of one, and the kRows x kBlockStrip sums
 // stay in registers for the whole K loop (16 of AVX-512's 32 vector registers). Rows past
-// `rows` read A as zero and are not stored; a remainder strip runs row by row.
+// `rows` read A as zero and are not stored; a remainder strip runs row by row (row_tail).
 constexpr int64_t kRows = 4, kBlockStrip = 64;
 
 __attribute__((target_clones("avx512f", "arch=haswell", "default"))) void blocked_rows(
@@ -134,15 +142,7 @@ __attribute__((target_clones("avx512f", "arch=haswell", "default"))) void blocke
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < kBlockStrip; ++j) out[r * out_rs + n0 + j] = acc[r][j];
   }
-  for (int64_t r = 0; r < rows && n0 < N; ++r) {
-    float* __restrict__ orow = out + r * out_rs;
-    for (int64_t n = n0; n < N; ++n) orow[n] = 0.0f;
-    for (int64_t k = 0; k < K; ++k) {
-      const float av = a[r * a_rs + k * a_cs];
-      const float* __restrict__ brow = bz + k * b_rs;
-      for (int64_t n = n0; n < N; ++n) orow[n] += av * brow[n];
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r) row_tail(a + r * a_rs, a_cs, bz, b_rs, n0, N, K, out + r * out_rs);
 }
 
 // blocked: reorder, kRows rows at a time (register blocking, the CPU's thread_tile). Operands
