@@ -19,9 +19,8 @@ from .switch import enable
 
 if torch.distributed.is_available():
     from . import _sharding
-    from ._ops import REGISTERED
 
-    _sharding.register(sorted({name for name, _, _, _ in REGISTERED}))
+    _sharding.register()
 
 try:
     from ._build_info import VERSION as __version__

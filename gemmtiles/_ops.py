@@ -34,7 +34,7 @@ def _load_extension():
 
 _C = _load_extension()
 
-__all__ = ["check_args", "has_kernel", "op", "op_for", "resolve", "REGISTERED"]
+__all__ = ["check_args", "has_kernel", "lookup", "op", "op_for", "resolve", "REGISTERED"]
 
 # (name, device, operands, min_sm): one per registration line of this build.
 REGISTERED: tuple[tuple[str, str, str, int], ...] = tuple(_C.registered_tiers())
@@ -154,8 +154,14 @@ def resolve(where: str, variant, device: torch.device):
     raise device_error(where, name, device)
 
 
-def op_for(where: str, variant, t: torch.Tensor):
-    """resolve() for tensors like t, with the common case a dict lookup (this runs per call)."""
+def lookup(variant, t: torch.Tensor):
+    """The op overload of `variant` (None: the default tier) for tensors like t, or None:
+    one dict lookup, for the per-call paths (is_cuda / is_cpu are cheaper than t.device)."""
     device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    found = _OPS.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
+    return _OPS.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
+
+
+def op_for(where: str, variant, t: torch.Tensor):
+    """lookup(), or resolve()'s error why there is no op."""
+    found = lookup(variant, t)
     return found if found is not None else resolve(where, variant, t.device)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from torch.distributed.tensor import Partial, Replicate, Shard
 from torch.distributed.tensor.experimental import register_sharding
 
-from ._ops import op
+from ._ops import REGISTERED, op
 
 
 def _c_placement(c, out_ndim: int, out_dim: int):
@@ -52,6 +52,7 @@ def sharding_rules(a, b, c=None, alpha=1.0, beta=0.0):
     return rules
 
 
-def register(names) -> None:
-    for name in names:
+def register() -> None:
+    """The rules for every op this build defines."""
+    for name in sorted({name for name, _, _, _ in REGISTERED}):
         register_sharding(op(name).default)(sharding_rules)

@@ -43,11 +43,9 @@ class Linear(nn.Linear):
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
         tier_op = op_for("gemmtiles.nn.Linear", self.variant, x)
-        bias = self.bias
-        if x.dim() == 2:
-            return tier_op(x, self.weight.t(), bias, 1.0, 0.0 if bias is None else 1.0)
-        out = tier_op(x.reshape(-1, self.in_features), self.weight.t(), bias, 1.0, 0.0 if bias is None else 1.0)
-        return out.view(*x.shape[:-1], self.out_features)
+        x2 = x if x.dim() == 2 else x.reshape(-1, self.in_features)
+        out = tier_op(x2, self.weight.t(), self.bias, 1.0, 0.0 if self.bias is None else 1.0)
+        return out if x.dim() == 2 else out.view(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", variant={self.variant!r}"

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from ._ops import _OPS
-from ._tiers import DEFAULT_TIER, check_variant
+from ._ops import lookup
+from ._tiers import check_variant
 
 __all__ = ["enable"]
 
@@ -50,11 +50,6 @@ class enable(TorchFunctionMode):
             check_variant("gemmtiles.enable", variant)
         super().__init__()
         self.variant = variant
-
-    def _op(self, t: torch.Tensor):
-        """The op for tensors like t, or None where the tier has no kernel for its device."""
-        device = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-        return _OPS.get((self.variant or DEFAULT_TIER.get(device, "naive"), device))
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -106,7 +101,7 @@ class enable(TorchFunctionMode):
             return None
         if c is not None and c.device != a.device:
             return None
-        op = self._op(a)
+        op = lookup(self.variant, a)  # None: no kernel for this device, torch runs it
         if op is None:
             return None
         if b.dim() == 2 and a.dim() >= 3:
