@@ -5,6 +5,7 @@ need not be visible — otherwise the CPU-only extension (CPU tiers, op schemas,
 """
 
 import glob
+import importlib.util
 import os
 import re
 import shutil
@@ -96,12 +97,71 @@ def _write_build_info(use_cuda: bool) -> str:
         "CUDA_BUILT": use_cuda,
         "NVCC_VERSION": nvcc,
         "CUDA_ARCH_LIST": os.environ.get("TORCH_CUDA_ARCH_LIST") if use_cuda else None,
+        "SM90A_KERNELS": bool(use_cuda and torch.version.hip is None and _sm90a_sources()),
     }
     lines = ['"""Written by setup.py at build time: what this build of gemmtiles was made with."""', ""]
     lines += [f"{k} = {v!r}" for k, v in info.items()]
     with open(os.path.join("gemmtiles", "_build_info.py"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return info["VERSION"]
+
+
+# Sources that use sm_90a features (wgmma, TMA multicast, setmaxnreg): compiled in their own
+# translation units for sm_90a alone, and only when the arch list holds Hopper.
+SM90A_DIR = os.path.join("csrc", "cuda", "sm90a")
+SM90A_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr", "-DNDEBUG",
+               "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+               "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
+
+
+def _cutlass_include():
+    """CUTLASS's headers: $CUTLASS_PATH/include, else those the nvidia-cutlass package ships
+    (found without importing it)."""
+    candidates = []
+    if os.environ.get("CUTLASS_PATH"):
+        candidates.append(os.path.join(os.environ["CUTLASS_PATH"], "include"))
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is not None and spec.origin:
+        candidates.append(os.path.join(os.path.dirname(spec.origin), "source", "include"))
+    for include in candidates:
+        if os.path.isfile(os.path.join(include, "cutlass", "cutlass.h")):
+            return include
+    return None
+
+
+def _arch_list_has_hopper() -> bool:
+    archs = re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", ""))
+    return any(arch.split("+")[0] in ("9.0", "9.0a") for arch in archs)
+
+
+def _sm90a_sources():
+    """The sm_90a sources to build, or [] (with the reason printed) when this build has none."""
+    sources = sorted(glob.glob(os.path.join(SM90A_DIR, "*.cu")))
+    if not sources or torch.version.hip is not None or not _arch_list_has_hopper():
+        return []
+    if _cutlass_include() is None:
+        print("gemmtiles: CUTLASS's headers were not found (python -m pip install --no-deps "
+              "nvidia-cutlass, or set CUTLASS_PATH): building without the tensor-core tiers")
+        return []
+    return sources
+
+
+class _BuildExtension(BuildExtension):
+    """torch's BuildExtension, with the sm_90a sources compiled first under their own flags
+    (torch gives every source of an extension the same ones) and linked in as objects."""
+
+    def build_extension(self, ext):
+        own = [src for src in ext.sources if os.path.normpath(src).startswith(SM90A_DIR + os.sep)]
+        if own:
+            ext.sources = [src for src in ext.sources if src not in own]
+            nvcc = list(ext.extra_compile_args["nvcc"]) + SM90A_FLAGS + ["-I" + _cutlass_include()]
+            objects = self.compiler.compile(
+                own, output_dir=self.build_temp, macros=ext.define_macros,
+                include_dirs=ext.include_dirs, debug=self.debug,
+                extra_postargs={"cxx": list(ext.extra_compile_args["cxx"]), "nvcc": nvcc},
+                depends=ext.depends)
+            ext.extra_objects = list(ext.extra_objects or []) + objects
+        super().build_extension(ext)
 
 
 def _extension():
@@ -113,12 +173,17 @@ def _extension():
     if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
         nvcc.append("--ptxas-options=-v")
     cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+    macros = []
     if torch.version.hip is not None:
         skip = _not_for_hip()
         cuda_sources = [src for src in cuda_sources if os.path.normpath(src) not in skip]
         nvcc = ["-O3"]
+    elif _sm90a_sources():
+        cuda_sources += _sm90a_sources()
+        macros.append(("GEMMTILES_SM90A", "1"))
     sources += cuda_sources
-    return CUDAExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc})
+    return CUDAExtension("gemmtiles._C", sources, define_macros=macros,
+                         extra_compile_args={"cxx": cxx, "nvcc": nvcc})
 
 
 if _use_cuda() and torch.version.hip is None and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
@@ -133,5 +198,5 @@ if _use_cuda() and torch.version.hip is None and not os.environ.get("TORCH_CUDA_
 setup(
     version=_write_build_info(_use_cuda()),
     ext_modules=[_extension()],
-    cmdclass={"build_ext": BuildExtension},
+    cmdclass={"build_ext": _BuildExtension},
 )

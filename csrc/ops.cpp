@@ -89,11 +89,20 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
 
+#ifndef GEMMTILES_SM90A
+#define GEMMTILES_SM90A 0
+#endif
+
+// gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled csrc/cuda/sm90a/.
+PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
+
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"registered_tiers", py_registered_tiers, METH_NOARGS,
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
+    {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
+     "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

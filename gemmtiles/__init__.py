@@ -11,7 +11,7 @@ from typing import Optional
 
 import torch
 
-from . import nn
+from . import _ops, nn
 from ._ops import check_args, has_kernel, op_for
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
 from .info import show_config
@@ -30,14 +30,14 @@ __all__ = ["sgemm", "variants", "enable", "show_config", "nn", "Tier", "TIERS", 
 
 
 def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
-    if tier.min_cc == (0, 0) or device.type != "cuda":
+    if device.type != "cuda" or (tier.min_cc == (0, 0) and not tier.sm90a):
         return True
-    return torch.cuda.get_device_capability(device) >= tier.min_cc
+    return tier.unavailable_on(torch.cuda.get_device_capability(device), _ops.sm90a_built()) is None
 
 
 def variants(device: Optional[torch.device | str] = None) -> list[str]:
     """The tiers this build can run, in ladder order; with `device`, those that run there
-    (built for its device type, and for a GPU, no newer compute capability than it has)."""
+    (built for its device type, and for a GPU, built for its compute capability)."""
     if device is None:
         return [t.name for t in TIERS if any(has_kernel(t.name, d) for d in t.devices)]
     device = torch.device(device)

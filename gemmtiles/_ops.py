@@ -47,6 +47,11 @@ def op(name: str):
     return getattr(torch.ops.gemmtiles, name)
 
 
+def sm90a_built() -> bool:
+    """Whether this build has the sm_90a kernels (csrc/cuda/sm90a/) of the tensor-core tiers."""
+    return bool(_C.sm90a_kernels())
+
+
 def has_kernel(name: str, device_type: str) -> bool:
     """Whether this build of gemmtiles has a kernel for tier `name` on `device_type`."""
     return (name, device_type) in _KERNELS

@@ -26,6 +26,8 @@ OPERANDS = {
 # What a tier's arithmetic promises.
 PRECISIONS = {
     "fp32": "fp32 products and sums, like cuBLAS's SGEMM",
+    "tf32": "operands rounded to TF32 (10 mantissa bits) by the tensor cores, fp32 sums",
+    "tf32x3": "fp32 by compensation: operands split into two TF32 parts, three products, fp32 sums",
 }
 
 
@@ -38,10 +40,25 @@ class Tier:
     source: str  # where its kernel lives
     precision: str = "fp32"  # a key of PRECISIONS
     min_cc: tuple[int, int] = (0, 0)  # lowest CUDA compute capability; (0, 0): any
+    # sm_90a code (csrc/cuda/sm90a/): built only where the arch list holds Hopper and
+    # CUTLASS's headers are found, and runs on compute capability 9.0 alone.
+    sm90a: bool = False
     hip: bool = True  # its CUDA kernels also compile as HIP for AMD GPUs (scripts/hip_check.sh)
 
     def runs_on(self, device_type: str) -> bool:
         return device_type in self.devices
+
+    def unavailable_on(self, capability: tuple[int, int], sm90a_built: bool) -> str | None:
+        """Why the tier's CUDA kernel does not run on a GPU of `capability` in a build that
+        has (or lacks) sm_90a kernels; None when it runs."""
+        if self.sm90a and not sm90a_built:
+            return "this build has no sm_90a kernels (arch list without Hopper, or no CUTLASS headers)"
+        if self.sm90a and capability != (9, 0):
+            return f"sm_90a code runs on compute capability 9.0 only, have {capability[0]}.{capability[1]}"
+        if capability < self.min_cc:
+            return (f"needs compute capability {self.min_cc[0]}.{self.min_cc[1]}, "
+                    f"have {capability[0]}.{capability[1]}")
+        return None
 
     @property
     def layouts(self) -> str:
@@ -85,6 +102,14 @@ TIERS: tuple[Tier, ...] = (
     Tier("auto", ("cuda",), "unit_stride",
          "per call the kernel for the shape: split-K streaming of B for up to 32 rows, else warptile",
          "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/kernels/10_skinny.cuh", hip=False),
+    Tier("tf32", ("cuda",), "unit_stride",
+         "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
+         "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32",
+         min_cc=(9, 0), sm90a=True, hip=False),
+    Tier("tf32x3", ("cuda",), "strided",
+         "fp32 accuracy on tensor cores: each operand split into TF32 hi + lo, hi·hi + hi·lo + lo·hi in one tf32 GEMM over 3K",
+         "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32x3",
+         min_cc=(9, 0), sm90a=True, hip=False),
 )
 
 BY_NAME: dict[str, Tier] = {t.name: t for t in TIERS}

@@ -75,14 +75,18 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
     return shapes
 
 
-def peak_tflops(device: torch.device) -> Optional[float]:
-    """fp32 FMA peak: SMs x 128 lanes x 2 flops x 1.98 GHz on Hopper (H100 SXM: 66.9)."""
+def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float]:
+    """Peak of the pipe a tier's precision runs on, at 1.98 GHz on Hopper: fp32, the FMA
+    pipe (SMs x 128 lanes x 2 flops; H100 SXM: 66.9 TFLOP/s); tf32, the tensor cores' dense
+    TF32 rate (SMs x 2048 flops per clock; H100 SXM: 535); tf32x3 does three TF32 products
+    per fp32 one, so a third of that."""
     if device.type != "cuda":
         return None
     props = torch.cuda.get_device_properties(device)
-    if props.major == 9:
-        return props.multi_processor_count * 128 * 2 * 1.98e9 / 1e12
-    return None
+    if props.major != 9:
+        return None
+    per_clock = {"fp32": 128 * 2, "tf32": 2048, "tf32x3": 2048 / 3}[precision]
+    return props.multi_processor_count * per_clock * 1.98e9 / 1e12
 
 
 def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats: int, budget_s: float):
@@ -119,20 +123,40 @@ class Row:
     tflops: float
     vs_previous: Optional[float]
     vs_cublas: Optional[float]
+    vs_tf32: Optional[float]  # against cuBLAS TF32, for the TF32 tiers
     peak_share: Optional[float]
     runs: int
-    rel_err: Optional[float]
+    rel_err: Optional[float]  # ||out - fp64 product|| / ||fp64 product||
     b_gbps: float  # GB/s of B read once: the figure of merit when M is small
+
+
+TF32_REF = "cublas-tf32"  # torch.matmul with TF32 allowed: the reference of the tf32 tier
+
+
+def _reference_names(tiers: list[str], device: torch.device) -> list[str]:
+    if device.type != "cuda":
+        return ["torch"]
+    if any(BY_NAME[t].precision == "tf32" for t in tiers):
+        return ["cublas", TF32_REF]
+    return ["cublas"]
+
+
+def _matmul_tf32(a, b):
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        return torch.matmul(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
         budget_s: float, progress: bool = True) -> list[Row]:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    peak = peak_tflops(device)
-    ref_name = "cublas" if device.type == "cuda" else "torch"
+    refs = _reference_names(tiers, device)
+    ref_name = refs[0]
     rows: list[Row] = []
-    total = len(shapes) * (len(tiers) + 1)
+    total = len(shapes) * (len(tiers) + len(refs))
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
@@ -142,99 +166,49 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
         else:
             b = torch.randn(shape.k, shape.n, generator=g).to(device)
         flops = 2.0 * shape.m * shape.n * shape.k
-        ref = torch.matmul(a, b)
-        ref_norm = ref.norm().item() or 1.0
+        exact = torch.matmul(a.double(), b.double())
+        exact_norm = exact.norm().item() or 1.0
         results = {}
         if progress and not sys.stderr.isatty():  # a log: one line per shape
             print(f"[{done + 1}/{total}] {shape.label}", file=sys.stderr, flush=True)
-        for name in [ref_name] + tiers:
+        for name in refs + tiers:
             done += 1
             if progress and sys.stderr.isatty():  # a terminal: one line, rewritten per tier
                 print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
-            if name == ref_name:
+            if name == TF32_REF:
+                fn = lambda a=a, b=b: _matmul_tf32(a, b)  # noqa: E731
+            elif name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
             else:
                 fn = lambda a=a, b=b, name=name: sgemm(a, b, variant=name)  # noqa: E731
             out = fn()
-            err = None if name == ref_name else ((out - ref).norm().item() / ref_norm)
+            err = (out.double() - exact).norm().item() / exact_norm
             del out
             ms, n = _timer(device, fn, warmup, repeats, budget_s)
             results[name] = (ms, n, err)
-        del fn
+        del fn, exact
         ref_tflops = flops / results[ref_name][0] / 1e9
+        tf32_tflops = flops / results[TF32_REF][0] / 1e9 if TF32_REF in results else None
         prev = None
-        for name in [ref_name] + tiers:
+        for name in refs + tiers:
             ms, n, err = results[name]
             tf = flops / ms / 1e9
+            precision = "tf32" if name == TF32_REF else BY_NAME[name].precision if name in BY_NAME else "fp32"
+            peak = peak_tflops(device, precision)
             rows.append(Row(
                 shape=shape.label, group=shape.group, tier=name, ms=ms, tflops=tf,
-                vs_previous=None if name == ref_name or prev is None else tf / prev,
-                vs_cublas=tf / ref_tflops, peak_share=None if peak is None else tf / peak,
+                vs_previous=None if name in refs or prev is None else tf / prev,
+                vs_cublas=tf / ref_tflops,
+                vs_tf32=None if tf32_tflops is None or precision != "tf32" else tf / tf32_tflops,
+                peak_share=None if peak is None else tf / peak,
                 runs=n, rel_err=err, b_gbps=4.0 * shape.k * shape.n / ms / 1e6,
             ))
-            if name != ref_name:
+            if name not in refs:
                 prev = tf
-        del a, b, ref
+        del a, b
     if progress and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     return rows
-
-
-def overhead_cases(device: torch.device, size: int = 64):
-    """(name, gemmtiles call, torch call) pairs of the per-call cost at size x size: a GEMM
-    this small is launch- and dispatch-bound, so the ratio is the overhead gemmtiles adds."""
-    from .nn import Linear
-
-    g = torch.Generator().manual_seed(0)
-    a = torch.randn(size, size, generator=g).to(device)
-    b = torch.randn(size, size, generator=g).to(device)
-    stock = torch.nn.Linear(size, size, device=device)
-    ours = Linear(size, size, device=device)
-    ours.load_state_dict(stock.state_dict())
-    x = torch.randn(size, size, generator=g).to(device).requires_grad_()
-
-    def fwd_bwd(layer):
-        def step():
-            layer(x).sum().backward()
-        return step
-
-    def no_grad(fn):
-        def call():
-            with torch.no_grad():
-                return fn()
-        return call
-
-    return [
-        (f"sgemm vs torch.mm {size}x{size}", lambda: sgemm(a, b), lambda: torch.mm(a, b)),
-        (f"Linear fwd {size}x{size} (no_grad)", no_grad(lambda: ours(x)), no_grad(lambda: stock(x))),
-        (f"Linear fwd {size}x{size}", lambda: ours(x), lambda: stock(x)),
-        (f"Linear fwd+bwd {size}x{size}", fwd_bwd(ours), fwd_bwd(stock)),
-    ]
-
-
-def measure_overhead(device: torch.device, calls: int = 2000, rounds: int = 5):
-    """Wall time per call (microseconds, best of `rounds` runs of `calls` back-to-back calls,
-    the GPU synchronised at the end of each run) of gemmtiles and torch on each case."""
-    def per_call(fn) -> float:
-        best = float("inf")
-        for _ in range(rounds):
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-        return best
-
-    results = []
-    for name, ours, theirs in overhead_cases(device):
-        for fn in (ours, theirs):
-            for _ in range(50):
-                fn()
-        results.append((name, per_call(ours), per_call(theirs)))
-    return results
 
 
 def _fmt(x: Optional[float], spec: str) -> str:
@@ -242,8 +216,9 @@ def _fmt(x: Optional[float], spec: str) -> str:
 
 
 def table(rows: list[Row], device_name: str, ref_name: str) -> str:
+    tf32 = any(r.vs_tf32 is not None for r in rows)
     head = (f"{'shape':<22} {'tier':<14} {'ms':>10} {'TFLOP/s':>9} {'B GB/s':>8} {'vs prev':>8} {'vs ' + ref_name:>10}"
-            f" {'peak':>6} {'rel err':>9}")
+            + (f" {'vs tf32':>8}" if tf32 else "") + f" {'peak':>6} {'rel err':>9}")
     lines = [f"gemmtiles.bench on {device_name}", head, "-" * len(head)]
     last = None
     for r in rows:
@@ -252,7 +227,8 @@ def table(rows: list[Row], device_name: str, ref_name: str) -> str:
         last = r.shape
         lines.append(
             f"{r.shape:<22} {r.tier:<14} {r.ms:>10.4f} {r.tflops:>9.3f} {r.b_gbps:>8.0f} {_fmt(r.vs_previous, '.2f'):>8}"
-            f" {_fmt(r.vs_cublas, '.3f'):>10} {_fmt(None if r.peak_share is None else 100 * r.peak_share, '.1f'):>6}"
+            f" {_fmt(r.vs_cublas, '.3f'):>10}" + (f" {_fmt(r.vs_tf32, '.3f'):>8}" if tf32 else "")
+            + f" {_fmt(None if r.peak_share is None else 100 * r.peak_share, '.1f'):>6}"
             f" {_fmt(r.rel_err, '.1e'):>9}"
         )
     return "\n".join(lines)

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import gemmtiles
+from . import _ops
 from ._tiers import BY_NAME, TIERS
 
 __all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "needs_cuda", "operand",
@@ -24,11 +25,10 @@ needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
 
 
 def _capability_mark(tier):
-    if tier.min_cc == (0, 0) or not CUDA:
+    if not CUDA:
         return []
-    have = torch.cuda.get_device_capability()
-    return [pytest.mark.skipif(have < tier.min_cc,
-                               reason=f"needs compute capability {tier.min_cc[0]}.{tier.min_cc[1]}, have {have[0]}.{have[1]}")]
+    why = tier.unavailable_on(torch.cuda.get_device_capability(), _ops.sm90a_built())
+    return [pytest.mark.skipif(why is not None, reason=f"{tier.name}: {why}")]
 
 
 def tier_params(devices=("cpu", "cuda")):
@@ -67,7 +67,9 @@ def reference(a, b, c=None, alpha=1.0, beta=0.0):
 
 
 # Unit roundoff of the inputs' rounding, by the tier table's precision.
-_EPS = {"fp32": torch.finfo(torch.float32).eps}
+# tf32: 10 mantissa bits, and the tensor cores may truncate rather than round (2^-10);
+# tf32x3: hi + lo keeps 21-22 bits of each operand and drops lo*lo (2^-21).
+_EPS = {"fp32": torch.finfo(torch.float32).eps, "tf32": 2.0**-10, "tf32x3": 2.0**-21}
 
 
 def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32"):

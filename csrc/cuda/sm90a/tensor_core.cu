@@ -1,0 +1,411 @@
+// The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
+// collectives: wgmma on 128x128 output tiles, fed by TMA through a multi-stage
+// shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
+// run the MMAs (warp specialisation), clusters of two blocks sharing B's tiles by TMA
+// multicast. MN-major operands are transposed in registers by the collective (TF32 wgmma
+// reads K-major shared memory only), so NN, NT, TN and TT are all read in place.
+//
+//   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
+//   tf32x3  one pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi), both
+//           rounded to nearest, and writes A' = [A_lo | A_hi | A_hi] and
+//           B' = [B_hi ; B_lo ; B_hi] (K-major, K' = 3K); the same GEMM over K' sums
+//           A_lo·B_hi + A_hi·B_lo + A_hi·B_hi in one fp32 accumulator, the two small terms
+//           first. Operands that are exact in TF32 lose nothing to the tensor cores' own
+//           rounding, and A_lo·B_lo is below fp32's rounding.
+//
+// TMA needs 16-byte aligned base addresses and row strides; operands, C and the output
+// that are not get an aligned copy (the pack pass), so every shape and stride runs.
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstdint>
+#include <type_traits>
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+
+#include "../launch.h"
+#include "../tensor_core.h"
+
+namespace gemmtiles {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// The GEMM: one configuration type per operand layout (CUTLASS layout tags: A is M x K,
+// B is K x N; RowMajor A and ColumnMajor B are K-major).
+
+template <class LayoutA, class LayoutB>
+struct Tf32Config {
+  using TileShape = cute::Shape<cute::_128, cute::_128, cute::_32>;  // K slice: 128 bytes
+  using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
+      float, cutlass::layout::RowMajor, 4,                             // C
+      float, cutlass::layout::RowMajor, 4,                             // D
+      cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
+      float, LayoutA, 4, float, LayoutB, 4, float, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename Epilogue::SharedStorage))>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop,
+                                                      Epilogue>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+};
+
+using RowMajor = cutlass::layout::RowMajor;
+using ColumnMajor = cutlass::layout::ColumnMajor;
+
+// A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
+struct View {
+  const float* ptr;
+  int64_t rs, cs, bs;
+};
+
+template <class Slot>
+void set_stride(Slot&& slot, int64_t value) {
+  // Static unit strides (cute::_1) stay as they are.
+  if constexpr (std::is_integral_v<std::remove_reference_t<Slot>>) slot = value;
+}
+
+template <class Stride>
+Stride make_stride3(int64_t s0, int64_t s1, int64_t s2) {
+  Stride s{};
+  set_stride(cute::get<0>(s), s0);
+  set_stride(cute::get<1>(s), s1);
+  set_stride(cute::get<2>(s), s2);
+  return s;
+}
+
+void check_cutlass(cutlass::Status status, const char* tier, const char* what) {
+  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles::", tier, ": ", what, " failed: ",
+              cutlassGetStatusString(status));
+}
+
+at::Tensor scratch(int64_t elements, at::ScalarType dtype = at::kFloat) {
+  return at::empty({elements}, at::TensorOptions().dtype(dtype).device(
+                                   at::kCUDA, c10::cuda::current_device()));
+}
+
+// out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) and
+// out share out's strides.
+struct Aligned {
+  const char* tier;
+  int64_t batch, M, N, K;
+  View a, b;  // a: M x K, b: K x N
+  const float* c;
+  float* out;
+  int64_t out_rs, out_bs;
+  float alpha, beta;
+};
+
+template <class Config>
+void run_gemm(const Aligned& g) {
+  using Gemm = typename Config::Gemm;
+  using Kernel = typename Config::GemmKernel;
+  TORCH_CHECK(g.M <= INT_MAX && g.N <= INT_MAX && g.K <= INT_MAX && g.batch <= INT_MAX,
+              "gemmtiles::", g.tier, ": M, N, K and batch must each stay below 2^31, got M = ",
+              g.M, ", N = ", g.N, ", K = ", g.K, ", batch = ", g.batch);
+  const auto device = c10::cuda::current_device();
+  cutlass::KernelHardwareInfo hw;
+  hw.device_id = device;
+  hw.sm_count = multiprocessors(device);
+  const auto stride_out = make_stride3<typename Kernel::StrideD>(g.out_rs, 1, g.out_bs);
+  typename Gemm::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {static_cast<int>(g.M), static_cast<int>(g.N), static_cast<int>(g.K),
+       static_cast<int>(g.batch)},
+      {g.a.ptr, make_stride3<typename Kernel::StrideA>(g.a.rs, g.a.cs, g.a.bs),  //
+       g.b.ptr, make_stride3<typename Kernel::StrideB>(g.b.cs, g.b.rs, g.b.bs)},
+      {{g.alpha, g.beta},
+       g.beta != 0.0f ? g.c : nullptr,
+       make_stride3<typename Kernel::StrideC>(g.out_rs, 1, g.out_bs),
+       g.out,
+       stride_out},
+      hw};
+  Gemm gemm;
+  check_cutlass(gemm.can_implement(args), g.tier, "can_implement");
+  at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  check_cutlass(gemm.initialize(args, workspace.data_ptr(), stream), g.tier, "initialize");
+  check_cutlass(gemm.run(stream), g.tier, "run");
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Layout dispatch: A is K-major when its column stride is 1, B when its row stride is 1.
+void run_any_layout(const Aligned& g) {
+  const bool a_kmajor = g.a.cs == 1, b_kmajor = g.b.rs == 1;
+  if (a_kmajor && b_kmajor) return run_gemm<Tf32Config<RowMajor, ColumnMajor>>(g);   // NT
+  if (a_kmajor) return run_gemm<Tf32Config<RowMajor, RowMajor>>(g);                  // NN
+  if (b_kmajor) return run_gemm<Tf32Config<ColumnMajor, ColumnMajor>>(g);            // TT
+  return run_gemm<Tf32Config<ColumnMajor, RowMajor>>(g);                             // TN
+}
+
+// ---------------------------------------------------------------------------------------
+// The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
+// src element (z, r, j), through a 32 x 32 shared tile so that both the reads (along
+// src's unit stride) and the writes (along j) coalesce.
+
+enum class Pack { kCopy, kLoHiHi, kHiLoHi };
+
+__device__ __forceinline__ float round_tf32(float x) {
+  uint32_t bits;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
+
+template <Pack kPack>
+__global__ void pack_kernel(View src, int64_t R, int64_t J, bool j_fast, float* dst, int64_t ld,
+                            int64_t dst_bs) {
+  __shared__ float tile[32][33];
+  const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * 32, j0 = int64_t(blockIdx.x) * 32;
+  const float* s = src.ptr + z * src.bs;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int ti = j_fast ? i : threadIdx.x, tj = j_fast ? threadIdx.x : i;
+    const int64_t r = r0 + ti, j = j0 + tj;
+    tile[ti][tj] = (r < R && j < J) ? s[r * src.rs + j * src.cs] : 0.0f;
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int64_t r = r0 + i, j = j0 + threadIdx.x;
+    if (r >= R || j >= J) continue;
+    const float x = tile[i][threadIdx.x];
+    float* d = dst + z * dst_bs + r * ld + j;
+    if constexpr (kPack == Pack::kCopy) {
+      d[0] = x;
+    } else {
+      const float hi = round_tf32(x);
+      const float lo = isfinite(hi) ? round_tf32(x - hi) : 0.0f;
+      d[0] = kPack == Pack::kLoHiHi ? lo : hi;
+      d[J] = kPack == Pack::kLoHiHi ? hi : lo;
+      d[2 * J] = hi;
+    }
+  }
+}
+
+template <Pack kPack>
+void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld, int64_t dst_bs) {
+  constexpr int64_t kMaxGridYZ = 65535;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const bool j_fast = src.cs == 1 || (src.rs != 1 && std::abs(src.cs) <= std::abs(src.rs));
+  for (int64_t z0 = 0; z0 < batch; z0 += kMaxGridYZ) {
+    for (int64_t r0 = 0; r0 < R; r0 += kMaxGridYZ * 32) {
+      View s = src;
+      s.ptr += z0 * src.bs + r0 * src.rs;
+      const int64_t rows = std::min(kMaxGridYZ * 32, R - r0), zs = std::min(kMaxGridYZ, batch - z0);
+      const dim3 grid(static_cast<unsigned>(ceil_div(J, 32)), static_cast<unsigned>(ceil_div(rows, 32)),
+                      static_cast<unsigned>(zs));
+      pack_kernel<kPack><<<grid, dim3(32, 8), 0, stream>>>(s, rows, J, j_fast,
+                                                           dst + z0 * dst_bs + r0 * ld, ld, dst_bs);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  }
+}
+
+// out[z][m][n] = c element (z, m, n), for a C that cannot be read in place.
+__global__ void fill_kernel(View c, int64_t M, int64_t N, float* out, int64_t out_rs,
+                            int64_t out_bs) {
+  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t m = blockIdx.y, z = blockIdx.z;
+  if (n < N) out[z * out_bs + m * out_rs + n] = c.ptr[z * c.bs + m * c.rs + n * c.cs];
+}
+
+void fill(View c, int64_t batch, int64_t M, int64_t N, float* out, int64_t out_rs, int64_t out_bs) {
+  constexpr int64_t kMaxGridYZ = 65535;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  for (int64_t z0 = 0; z0 < batch; z0 += kMaxGridYZ) {
+    for (int64_t m0 = 0; m0 < M; m0 += kMaxGridYZ) {
+      View s = c;
+      s.ptr += z0 * c.bs + m0 * c.rs;
+      const dim3 grid(static_cast<unsigned>(ceil_div(N, 256)),
+                      static_cast<unsigned>(std::min(kMaxGridYZ, M - m0)),
+                      static_cast<unsigned>(std::min(kMaxGridYZ, batch - z0)));
+      fill_kernel<<<grid, 256, 0, stream>>>(s, M, N, out + z0 * out_bs + m0 * out_rs, out_rs,
+                                            out_bs);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Alignment: what TMA reads and writes in place.
+
+int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// A (rows x cols, batches) that TMA can read as it is, K-major (unit column stride) or
+// MN-major (unit row stride); size-1 dimensions first get a harmless aligned stride.
+bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
+  if (rows == 1 && v.cs == 1) v.rs = round_up4(cols);
+  if (cols == 1 && v.rs == 1) v.cs = round_up4(rows);
+  if (rows == 1 && cols == 1) v.rs = 4, v.cs = 1;
+  const bool single = batch == 1;
+  if (!aligned16(v.ptr)) return false;
+  int64_t matrix = 0;  // elements one matrix spans
+  if (v.cs == 1 && v.rs % 4 == 0 && v.rs >= cols) {
+    matrix = rows * v.rs;
+  } else if (v.rs == 1 && v.cs % 4 == 0 && v.cs >= rows) {
+    matrix = cols * v.cs;
+  } else {
+    return false;
+  }
+  if (single) {
+    v.bs = round_up4(matrix);
+    return true;
+  }
+  return v.bs % 4 == 0 && v.bs >= matrix;
+}
+
+// Runs `g` with its out, c and batch in shapes the kernel takes: an aligned scratch output
+// where out's rows are not 16-byte aligned, C copied into the output where it cannot be
+// read in place (broadcast, unaligned), and a batch whose B is shared folded into M.
+void run_with_output(Aligned g, View c, const GemmProblem& p) {
+  at::Tensor out_scratch;
+  const bool out_ok = p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
+                      (p.batch == 1 || p.out_bs % 4 == 0);
+  if (!out_ok) {
+    const int64_t ld = round_up4(p.N);
+    out_scratch = scratch(p.batch * p.M * ld);
+    g.out = out_scratch.data_ptr<float>();
+    g.out_rs = ld;
+    g.out_bs = p.M * ld;
+  } else {
+    g.out = p.out;
+    g.out_rs = p.out_rs;
+    g.out_bs = p.out_bs;
+  }
+  g.c = nullptr;
+  if (g.beta != 0.0f) {
+    const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
+                            aligned16(c.ptr);
+    if (c_in_place) {
+      g.c = c.ptr;
+    } else {
+      fill(c, p.batch, p.M, p.N, g.out, g.out_rs, g.out_bs);
+      g.c = g.out;
+    }
+  }
+  // A batch sharing one B (nn.Linear's 3-D input) is one GEMM of batch * M rows when A,
+  // C and the output are laid out batch after batch.
+  if (g.batch > 1 && g.b.bs == 0 && g.a.cs == 1 && g.a.bs == g.M * g.a.rs &&
+      g.out_bs == g.M * g.out_rs) {
+    g.M *= g.batch;
+    g.batch = 1;
+    g.a.bs = round_up4(g.M * g.a.rs);
+    g.b.bs = 0;
+    g.out_bs = round_up4(g.M * g.out_rs);
+  }
+  if (g.batch == 1) g.b.bs = round_up4(g.K * g.N);
+  run_any_layout(g);
+  if (out_scratch.defined()) {
+    // Rows of the scratch back into out (both row-major, batch after batch).
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+    if (p.batch == 1 || p.out_bs == p.M * p.out_rs) {
+      C10_CUDA_CHECK(cudaMemcpy2DAsync(p.out, p.out_rs * sizeof(float), g.out,
+                                       g.out_rs * sizeof(float), p.N * sizeof(float),
+                                       p.batch * p.M, cudaMemcpyDeviceToDevice, stream));
+    } else {
+      for (int64_t z = 0; z < p.batch; ++z) {
+        C10_CUDA_CHECK(cudaMemcpy2DAsync(p.out + z * p.out_bs, p.out_rs * sizeof(float),
+                                         g.out + z * p.M * g.out_rs, g.out_rs * sizeof(float),
+                                         p.N * sizeof(float), p.M, cudaMemcpyDeviceToDevice,
+                                         stream));
+      }
+    }
+  }
+}
+
+Aligned base(const char* tier, const GemmProblem& p) {
+  Aligned g{};
+  g.tier = tier;
+  g.batch = p.batch;
+  g.M = p.M;
+  g.N = p.N;
+  g.K = p.K;
+  g.alpha = p.alpha;
+  g.beta = p.beta;
+  return g;
+}
+
+View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
+
+}  // namespace
+
+void launch_tf32_sm90a(const GemmProblem& p) {
+  Aligned g = base("tf32", p);
+  g.a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
+  g.b = {p.b, p.b_rs, p.b_cs, p.batch == 1 ? 0 : p.b_bs};
+  // B shared by the batch stays shared (folded into M when A allows, else read per batch
+  // entry from one copy); anything TMA cannot read in place is packed K-major.
+  at::Tensor a_copy, b_copy;
+  View b_try = g.b;
+  const bool b_shared = p.batch > 1 && p.b_bs == 0;
+  if (!tma_readable(g.a, p.batch, p.M, p.K) || (p.batch > 1 && p.a_bs == 0)) {
+    const int64_t ld = round_up4(p.K);
+    a_copy = scratch(p.batch * p.M * ld);
+    pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
+                      a_copy.data_ptr<float>(), ld, p.M * ld);
+    g.a = {a_copy.data_ptr<float>(), ld, 1, p.M * ld};
+  }
+  const int64_t b_batch = b_shared ? 1 : p.batch;
+  if (!tma_readable(b_try, b_batch, p.K, p.N)) {
+    const int64_t ld = round_up4(p.K);
+    b_copy = scratch(b_batch * p.N * ld);
+    // B^T (N x K) row-major: B K-major.
+    pack<Pack::kCopy>({p.b, p.b_cs, p.b_rs, b_shared ? 0 : p.b_bs}, b_batch, p.N, p.K,
+                      b_copy.data_ptr<float>(), ld, p.N * ld);
+    b_try = {b_copy.data_ptr<float>(), 1, ld, p.N * ld};
+  }
+  g.b = b_try;
+  if (b_shared) {
+    g.b.bs = 0;
+    const bool foldable = g.a.cs == 1 && g.a.bs == p.M * g.a.rs;
+    if (!foldable) {
+      // Each batch entry its own GEMM against the one B.
+      for (int64_t z = 0; z < p.batch; ++z) {
+        GemmProblem q = p;
+        q.batch = 1;
+        q.a += z * p.a_bs;
+        if (q.c) q.c += z * p.c_bs;
+        q.out += z * p.out_bs;
+        Aligned gz = g;
+        gz.batch = 1;
+        gz.a.ptr += z * g.a.bs;
+        run_with_output(gz, c_view(q), q);
+      }
+      return;
+    }
+  }
+  run_with_output(g, c_view(p), p);
+}
+
+void launch_tf32x3_sm90a(const GemmProblem& p) {
+  Aligned g = base("tf32x3", p);
+  const int64_t K3 = 3 * p.K, ld = round_up4(K3);
+  const bool b_shared = p.batch > 1 && p.b_bs == 0;
+  const int64_t b_batch = b_shared ? 1 : p.batch;
+  // A' rows [lo | hi | hi] for every batch entry (a shared A is expanded: the fold below
+  // needs A' batch after batch); B' = B^T's rows [hi | lo | hi].
+  at::Tensor a3 = scratch(p.batch * p.M * ld), b3 = scratch(b_batch * p.N * ld);
+  pack<Pack::kLoHiHi>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
+                      a3.data_ptr<float>(), ld, p.M * ld);
+  pack<Pack::kHiLoHi>({p.b, p.b_cs, p.b_rs, b_shared || p.batch == 1 ? 0 : p.b_bs}, b_batch, p.N,
+                      p.K, b3.data_ptr<float>(), ld, p.N * ld);
+  g.K = K3;
+  g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
+  g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : p.N * ld};
+  run_with_output(g, c_view(p), p);
+}
+
+}  // namespace gemmtiles

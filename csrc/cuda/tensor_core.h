@@ -1,0 +1,20 @@
+// The tensor-core tiers (tf32, tf32x3): kernels for sm_90a (wgmma fed by TMA) live in
+// csrc/cuda/sm90a/, a translation unit of their own that setup.py compiles for sm_90a
+// only, and only when the arch list holds Hopper (9.0 / 9.0a) and CUTLASS's headers are
+// found. GEMMTILES_SM90A is defined (to 1) for the whole extension when it was.
+#pragma once
+
+#include "../gemm_problem.h"
+
+namespace gemmtiles {
+
+// One TF32 tensor-core GEMM: A and B rounded to TF32 (10 mantissa bits) by the tensor
+// cores, products accumulated in fp32.
+void launch_tf32_sm90a(const GemmProblem& p);
+
+// fp32 accuracy on TF32 tensor cores by compensation: each operand is split into
+// hi = tf32(x) and lo = tf32(x - hi), and A·B ≈ A_lo·B_hi + A_hi·B_lo + A_hi·B_hi,
+// accumulated in fp32 (A_lo·B_lo is below fp32's rounding).
+void launch_tf32x3_sm90a(const GemmProblem& p);
+
+}  // namespace gemmtiles
