@@ -1,12 +1,16 @@
 // The `auto` tier: per call, the kernel that suits the problem (auto_plan.h): the
-// bandwidth-bound skinny kernels for up to 32 rows, warptile otherwise.
+// bandwidth-bound skinny kernels for up to 32 rows, warptile otherwise — or, where
+// torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 #include <string>
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <ATen/Context.h>
+
 #include "../auto_plan.h"
+#include "tensor_core.h"
 #include "kernels/10_skinny.cuh"
 #include "launch.h"
 
@@ -61,6 +65,28 @@ void launch_rows(const GemmProblem& p, const AutoPlan& plan) {
   }
 }
 
+// The precision PyTorch allows for fp32 matmuls (torch.set_float32_matmul_precision):
+// "highest", its default, keeps auto on the exact fp32 kernels; "high" lets large problems
+// run on tf32x3 (fp32-class error on the tensor cores), "medium" on tf32. Small M stays on
+// the skinny kernels, exact and bandwidth-bound either way.
+bool launch_tensor_core(const GemmProblem& p) {
+#if GEMMTILES_SM90A
+  const at::Float32MatmulPrecision precision = at::globalContext().float32MatmulPrecision();
+  if (precision == at::Float32MatmulPrecision::HIGHEST) return false;
+  if (p.M * p.N * p.K * p.batch < (int64_t(1) << 27)) return false;
+  if (compute_capability(c10::cuda::current_device()) != 90) return false;
+  if (precision == at::Float32MatmulPrecision::MEDIUM) {
+    launch_tf32_sm90a(p);
+  } else {
+    launch_tf32x3_sm90a(p);
+  }
+  return true;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
 void launch_auto(const GemmProblem& p) {
   // prepare_gemm gave B one unit stride; it is K-major when its column stride is not 1.
   const bool b_kmajor = p.b_cs != 1;
@@ -73,7 +99,9 @@ void launch_auto(const GemmProblem& p) {
     case 8: return launch_rows<8>(p, plan);
     case 16: return launch_rows<16>(p, plan);
     case 32: return launch_rows<32>(p, plan);
-    default: return launch_warptile(p);
+    default:
+      if (!launch_tensor_core(p)) launch_warptile(p);
+      return;
   }
 }
 GEMMTILES_CUDA_TIER(auto, Operands::kUnitStride, launch_auto);

@@ -1,0 +1,128 @@
+"""The tensor-core tiers' promises, against a float64 reference on the GPU: tf32x3 within 2x
+cuBLAS fp32's error and tf32 within 2x cuBLAS TF32's, on random inputs and on inputs whose
+rows and columns span eight orders of magnitude; auto following
+torch.set_float32_matmul_precision; and clear errors where the tiers cannot run.
+
+The fuzz and correctness suites run both tiers on every shape and layout with the tolerance
+of their precision (gemmtiles.testing); this file checks the error *ratios* the tiers promise.
+"""
+
+import pytest
+import torch
+
+import gemmtiles
+from gemmtiles import _ops
+from gemmtiles._tiers import BY_NAME
+from gemmtiles.testing import CUDA
+
+
+def _unavailable(tier):
+    if not CUDA:
+        return "needs a CUDA GPU"
+    return BY_NAME[tier].unavailable_on(torch.cuda.get_device_capability(), _ops.sm90a_built())
+
+
+def needs(tier):
+    return pytest.mark.skipif(_unavailable(tier) is not None, reason=f"{tier}: {_unavailable(tier)}")
+
+
+def operands(m, n, k, wide, seed, layout="NN"):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g, dtype=torch.float64)
+    b = torch.randn(k, n, generator=g, dtype=torch.float64)
+    if wide:  # rows and columns scaled by 10^[-4, 4]: products span 1e-16 .. 1e16
+        def scale(size):
+            return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
+        a = a * scale(m)[:, None] * scale(k)[None, :]
+        b = b * scale(k)[:, None] * scale(n)[None, :]
+    a, b = a.float().cuda(), b.float().cuda()
+    if layout == "NT":
+        b = b.T.contiguous().T
+    return a, b
+
+
+def error(out, a, b):
+    """Mean over elements of |out - exact| / (|a| @ |b|): each element's error against the
+    size of its own terms, so that small and large elements count alike."""
+    exact = a.double() @ b.double()
+    mag = a.double().abs() @ b.double().abs()
+    return ((out.double() - exact).abs() / mag).mean().item()
+
+
+def cublas(a, b, tf32):
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        return torch.matmul(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+SHAPES = [(256, 256, 256, "NN"), (777, 513, 1029, "NN"), (512, 384, 11008, "NN"),
+          (1024, 1024, 4096, "NT")]
+
+
+@needs("tf32x3")
+@pytest.mark.parametrize("wide", [False, True], ids=["randn", "wide"])
+@pytest.mark.parametrize("m,n,k,layout", SHAPES)
+def test_tf32x3_error_within_2x_cublas_fp32(m, n, k, layout, wide):
+    a, b = operands(m, n, k, wide, seed=m + n + k, layout=layout)
+    ours = error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b)
+    theirs = error(cublas(a, b, tf32=False), a, b)
+    assert ours <= 2 * theirs, f"tf32x3 error {ours:.3g} vs cuBLAS fp32 {theirs:.3g}"
+
+
+@needs("tf32")
+@pytest.mark.parametrize("wide", [False, True], ids=["randn", "wide"])
+@pytest.mark.parametrize("m,n,k,layout", SHAPES)
+def test_tf32_error_within_2x_cublas_tf32(m, n, k, layout, wide):
+    a, b = operands(m, n, k, wide, seed=m + n + k, layout=layout)
+    ours = error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
+    theirs = error(cublas(a, b, tf32=True), a, b)
+    assert ours <= 2 * theirs, f"tf32 error {ours:.3g} vs cuBLAS TF32 {theirs:.3g}"
+
+
+@needs("tf32x3")
+def test_tf32x3_is_more_accurate_than_tf32():
+    a, b = operands(512, 512, 4096, False, seed=1)
+    assert error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b) * 50 < \
+        error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
+
+
+@needs("tf32x3")
+@pytest.mark.parametrize("precision,tier", [("highest", "warptile"), ("high", "tf32x3"), ("medium", "tf32")])
+def test_auto_follows_float32_matmul_precision(precision, tier):
+    a, b = operands(512, 512, 1024, False, seed=2)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(precision)
+    try:
+        out = gemmtiles.sgemm(a, b, variant="auto")
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    assert torch.equal(out, gemmtiles.sgemm(a, b, variant=tier))
+
+
+@needs("tf32x3")
+@pytest.mark.parametrize("tier", ["tf32", "tf32x3"])
+def test_bitwise_deterministic(tier):
+    a, b = operands(1000, 1000, 3000, False, seed=3)
+    first = gemmtiles.sgemm(a, b, variant=tier)
+    for _ in range(3):
+        assert torch.equal(gemmtiles.sgemm(a, b, variant=tier), first)
+
+
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("tier", ["tf32", "tf32x3"])
+def test_unavailable_tier_says_what_it_needs(tier):
+    if _unavailable(tier) is None:
+        pytest.skip(f"{tier} runs on this GPU")
+    a = torch.randn(64, 64, device="cuda")
+    with pytest.raises(RuntimeError, match="sm_90a|compute capability 9.0"):
+        gemmtiles.sgemm(a, a, variant=tier)
+    assert tier not in gemmtiles.variants("cuda")
+
+
+def test_variants_list_tensor_core_tiers_only_where_they_run():
+    for tier in ("tf32", "tf32x3"):
+        listed = tier in gemmtiles.variants("cuda") if CUDA else False
+        assert listed == (_unavailable(tier) is None)
