@@ -43,7 +43,30 @@ namespace {
 // The GEMM: one configuration type per operand layout (CUTLASS layout tags: A is M x K,
 // B is K x N; RowMajor A and ColumnMajor B are K-major).
 
-template <class LayoutA, class LayoutB>
+// The SS mainloop that `Built` is, with its accumulation promoted: each K slice of 32 is
+// summed by the tensor cores into zeroed registers and then added to the fp32 accumulators
+// by ordinary (round-to-nearest) FADDs, instead of accumulating in the tensor cores across
+// all of K (CUTLASS's FP8 mainloop, which does this for any element type).
+template <class Built>
+using PromotedMainloop = cutlass::gemm::collective::CollectiveMma<
+    cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<Built::DispatchPolicy::Stages,
+                                                         typename Built::DispatchPolicy::ClusterShape,
+                                                         typename Built::DispatchPolicy::Schedule>,
+    typename Built::TileShape, float, typename Built::StrideA, float, typename Built::StrideB,
+    typename Built::TiledMma, typename Built::GmemTiledCopyA, typename Built::SmemLayoutAtomA,
+    void, cute::identity, typename Built::GmemTiledCopyB, typename Built::SmemLayoutAtomB, void,
+    cute::identity>;
+
+template <bool kPromoted, class Built>
+struct SelectMainloop {
+  using type = Built;
+};
+template <class Built>
+struct SelectMainloop<true, Built> {
+  using type = PromotedMainloop<Built>;
+};
+
+template <class LayoutA, class LayoutB, bool kPromoted = false>
 struct Tf32Config {
   using TileShape = cute::Shape<cute::_128, cute::_128, cute::_32>;  // K slice: 128 bytes
   using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
@@ -53,12 +76,13 @@ struct Tf32Config {
       float, cutlass::layout::RowMajor, 4,                             // C
       float, cutlass::layout::RowMajor, 4,                             // D
       cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+  using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
       float, LayoutA, 4, float, LayoutB, 4, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using Mainloop = typename SelectMainloop<kPromoted, BuiltMainloop>::type;
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop,
                                                       Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
@@ -66,6 +90,7 @@ struct Tf32Config {
 
 using RowMajor = cutlass::layout::RowMajor;
 using ColumnMajor = cutlass::layout::ColumnMajor;
+using Tf32x3Config = Tf32Config<RowMajor, ColumnMajor, true>;  // A', B' are K-major
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -166,8 +191,8 @@ __device__ __forceinline__ float round_tf32(float x) {
 }
 
 template <Pack kPack>
-__global__ void pack_kernel(View src, int64_t R, int64_t J, bool j_fast, float* dst, int64_t ld,
-                            int64_t dst_bs) {
+__global__ void pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* dst,
+                            int64_t ld, int64_t dst_bs, int64_t r_pad) {
   __shared__ float tile[32][33];
   const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * 32, j0 = int64_t(blockIdx.x) * 32;
   const float* s = src.ptr + z * src.bs;
@@ -178,8 +203,9 @@ __global__ void pack_kernel(View src, int64_t R, int64_t J, bool j_fast, float* 
   }
   __syncthreads();
   for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    // Rows up to r_pad and columns up to J_pad: the zeros past R and J are written too.
     const int64_t r = r0 + i, j = j0 + threadIdx.x;
-    if (r >= R || j >= J) continue;
+    if (r >= r_pad || j >= J_pad) continue;
     const float x = tile[i][threadIdx.x];
     float* d = dst + z * dst_bs + r * ld + j;
     if constexpr (kPack == Pack::kCopy) {
@@ -188,26 +214,30 @@ __global__ void pack_kernel(View src, int64_t R, int64_t J, bool j_fast, float* 
       const float hi = round_tf32(x);
       const float lo = isfinite(hi) ? round_tf32(x - hi) : 0.0f;
       d[0] = kPack == Pack::kLoHiHi ? lo : hi;
-      d[J] = kPack == Pack::kLoHiHi ? hi : lo;
-      d[2 * J] = hi;
+      d[J_pad] = kPack == Pack::kLoHiHi ? hi : lo;
+      d[2 * J_pad] = hi;
     }
   }
 }
 
+// dst (batch of r_pad x J_pad, rows at stride ld; kLoHiHi / kHiLoHi: three sections of
+// J_pad per row) from src's R x J, zero past R and J.
 template <Pack kPack>
-void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld, int64_t dst_bs) {
+void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld, int64_t dst_bs,
+          int64_t r_pad, int64_t J_pad) {
   constexpr int64_t kMaxGridYZ = 65535;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool j_fast = src.cs == 1 || (src.rs != 1 && std::abs(src.cs) <= std::abs(src.rs));
   for (int64_t z0 = 0; z0 < batch; z0 += kMaxGridYZ) {
-    for (int64_t r0 = 0; r0 < R; r0 += kMaxGridYZ * 32) {
+    for (int64_t r0 = 0; r0 < r_pad; r0 += kMaxGridYZ * 32) {
       View s = src;
       s.ptr += z0 * src.bs + r0 * src.rs;
-      const int64_t rows = std::min(kMaxGridYZ * 32, R - r0), zs = std::min(kMaxGridYZ, batch - z0);
-      const dim3 grid(static_cast<unsigned>(ceil_div(J, 32)), static_cast<unsigned>(ceil_div(rows, 32)),
+      const int64_t rows = std::min(kMaxGridYZ * 32, r_pad - r0), zs = std::min(kMaxGridYZ, batch - z0);
+      const dim3 grid(static_cast<unsigned>(ceil_div(J_pad, 32)), static_cast<unsigned>(ceil_div(rows, 32)),
                       static_cast<unsigned>(zs));
-      pack_kernel<kPack><<<grid, dim3(32, 8), 0, stream>>>(s, rows, J, j_fast,
-                                                           dst + z0 * dst_bs + r0 * ld, ld, dst_bs);
+      pack_kernel<kPack><<<grid, dim3(32, 8), 0, stream>>>(
+          s, std::max<int64_t>(0, std::min(rows, R - r0)), J, J_pad, j_fast,
+          dst + z0 * dst_bs + r0 * ld, ld, dst_bs, rows);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   }
@@ -267,19 +297,19 @@ bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
   return v.bs % 4 == 0 && v.bs >= matrix;
 }
 
-// Runs `g` with its out, c and batch in shapes the kernel takes: an aligned scratch output
-// where out's rows are not 16-byte aligned, C copied into the output where it cannot be
-// read in place (broadcast, unaligned), and a batch whose B is shared folded into M.
-void run_with_output(Aligned g, View c, const GemmProblem& p) {
+// Runs `g` (whose N may be p.N padded to a multiple of 4) with its out, c and batch in
+// shapes the kernel takes: an aligned scratch output where out's rows are not 16-byte
+// aligned or N was padded, C copied into the output where it cannot be read in place
+// (broadcast, unaligned), and a batch whose B is shared folded into M.
+void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&)) {
   at::Tensor out_scratch;
-  const bool out_ok = p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
+  const bool out_ok = g.N == p.N && p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
                       (p.batch == 1 || p.out_bs % 4 == 0);
   if (!out_ok) {
-    const int64_t ld = round_up4(p.N);
-    out_scratch = scratch(p.batch * p.M * ld);
+    out_scratch = scratch(p.batch * p.M * g.N);
     g.out = out_scratch.data_ptr<float>();
-    g.out_rs = ld;
-    g.out_bs = p.M * ld;
+    g.out_rs = g.N;
+    g.out_bs = p.M * g.N;
   } else {
     g.out = p.out;
     g.out_rs = p.out_rs;
@@ -296,31 +326,31 @@ void run_with_output(Aligned g, View c, const GemmProblem& p) {
       g.c = g.out;
     }
   }
-  // A batch sharing one B (nn.Linear's 3-D input) is one GEMM of batch * M rows when A,
-  // C and the output are laid out batch after batch.
+  // A batch sharing one B (nn.Linear's 3-D input) is one GEMM of batch * M rows when A, C
+  // and the output are laid out batch after batch.
   if (g.batch > 1 && g.b.bs == 0 && g.a.cs == 1 && g.a.bs == g.M * g.a.rs &&
       g.out_bs == g.M * g.out_rs) {
     g.M *= g.batch;
     g.batch = 1;
     g.a.bs = round_up4(g.M * g.a.rs);
-    g.b.bs = 0;
     g.out_bs = round_up4(g.M * g.out_rs);
   }
+  TORCH_INTERNAL_ASSERT(g.batch == 1 || g.b.bs != 0, "a shared B left unfolded");
   if (g.batch == 1) g.b.bs = round_up4(g.K * g.N);
-  run_any_layout(g);
+  gemm(g);
   if (out_scratch.defined()) {
-    // Rows of the scratch back into out (both row-major, batch after batch).
+    // The first p.N columns of the scratch's rows back into out.
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     if (p.batch == 1 || p.out_bs == p.M * p.out_rs) {
-      C10_CUDA_CHECK(cudaMemcpy2DAsync(p.out, p.out_rs * sizeof(float), g.out,
-                                       g.out_rs * sizeof(float), p.N * sizeof(float),
-                                       p.batch * p.M, cudaMemcpyDeviceToDevice, stream));
+      C10_CUDA_CHECK(cudaMemcpy2DAsync(p.out, p.out_rs * sizeof(float), out_scratch.data_ptr<float>(),
+                                       g.N * sizeof(float), p.N * sizeof(float), p.batch * p.M,
+                                       cudaMemcpyDeviceToDevice, stream));
     } else {
       for (int64_t z = 0; z < p.batch; ++z) {
         C10_CUDA_CHECK(cudaMemcpy2DAsync(p.out + z * p.out_bs, p.out_rs * sizeof(float),
-                                         g.out + z * p.M * g.out_rs, g.out_rs * sizeof(float),
-                                         p.N * sizeof(float), p.M, cudaMemcpyDeviceToDevice,
-                                         stream));
+                                         out_scratch.data_ptr<float>() + z * p.M * g.N,
+                                         g.N * sizeof(float), p.N * sizeof(float), p.M,
+                                         cudaMemcpyDeviceToDevice, stream));
       }
     }
   }
@@ -340,72 +370,80 @@ Aligned base(const char* tier, const GemmProblem& p) {
 
 View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
+void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Config>(g); }
+
 }  // namespace
 
 void launch_tf32_sm90a(const GemmProblem& p) {
+  // TMA reads A and B in place where they are aligned and the extent along their unit
+  // stride is a multiple of 4 (CUTLASS's requirement); otherwise they are packed K-major
+  // with K (and B's N) padded by zeros to a multiple of 4.
   Aligned g = base("tf32", p);
-  g.a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
-  g.b = {p.b, p.b_rs, p.b_cs, p.batch == 1 ? 0 : p.b_bs};
-  // B shared by the batch stays shared (folded into M when A allows, else read per batch
-  // entry from one copy); anything TMA cannot read in place is packed K-major.
-  at::Tensor a_copy, b_copy;
-  View b_try = g.b;
   const bool b_shared = p.batch > 1 && p.b_bs == 0;
-  if (!tma_readable(g.a, p.batch, p.M, p.K) || (p.batch > 1 && p.a_bs == 0)) {
-    const int64_t ld = round_up4(p.K);
-    a_copy = scratch(p.batch * p.M * ld);
-    pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
-                      a_copy.data_ptr<float>(), ld, p.M * ld);
-    g.a = {a_copy.data_ptr<float>(), ld, 1, p.M * ld};
-  }
   const int64_t b_batch = b_shared ? 1 : p.batch;
-  if (!tma_readable(b_try, b_batch, p.K, p.N)) {
-    const int64_t ld = round_up4(p.K);
-    b_copy = scratch(b_batch * p.N * ld);
-    // B^T (N x K) row-major: B K-major.
-    pack<Pack::kCopy>({p.b, p.b_cs, p.b_rs, b_shared ? 0 : p.b_bs}, b_batch, p.N, p.K,
-                      b_copy.data_ptr<float>(), ld, p.N * ld);
-    b_try = {b_copy.data_ptr<float>(), 1, ld, p.N * ld};
+  const bool pad_k = p.K % 4 != 0, pad_n = p.N % 4 != 0;
+  const int64_t K4 = round_up4(p.K), N4 = round_up4(p.N);
+  g.K = K4;
+  g.N = N4;
+  View a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
+  View b = {p.b, p.b_rs, p.b_cs, b_batch == 1 ? 0 : p.b_bs};
+  at::Tensor a_copy, b_copy;
+  const bool a_in_place = !pad_k && !(p.batch > 1 && p.a_bs == 0) &&
+                          tma_readable(a, p.batch, p.M, p.K) && (a.cs == 1 || p.M % 4 == 0);
+  if (!a_in_place) {
+    a_copy = scratch(p.batch * p.M * K4);
+    pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
+                      a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
+    a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  g.b = b_try;
+  const bool b_in_place = !pad_k && !pad_n && tma_readable(b, b_batch, p.K, p.N);
+  if (!b_in_place) {
+    // B^T (N4 x K4) row-major: B K-major.
+    b_copy = scratch(b_batch * N4 * K4);
+    pack<Pack::kCopy>({p.b, p.b_cs, p.b_rs, b_batch == 1 ? 0 : p.b_bs}, b_batch, p.N, p.K,
+                      b_copy.data_ptr<float>(), K4, N4 * K4, N4, K4);
+    b = {b_copy.data_ptr<float>(), 1, K4, N4 * K4};
+  }
+  g.a = a;
+  g.b = b;
   if (b_shared) {
     g.b.bs = 0;
-    const bool foldable = g.a.cs == 1 && g.a.bs == p.M * g.a.rs;
-    if (!foldable) {
+    if (!(g.a.cs == 1 && g.a.bs == p.M * g.a.rs)) {
       // Each batch entry its own GEMM against the one B.
       for (int64_t z = 0; z < p.batch; ++z) {
         GemmProblem q = p;
         q.batch = 1;
-        q.a += z * p.a_bs;
         if (q.c) q.c += z * p.c_bs;
         q.out += z * p.out_bs;
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_with_output(gz, c_view(q), q);
+        run_with_output(gz, c_view(q), q, run_any_layout);
       }
       return;
     }
   }
-  run_with_output(g, c_view(p), p);
+  run_with_output(g, c_view(p), p, run_any_layout);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
+  // A' rows [lo | hi | hi] for every batch entry (a shared A is expanded: the fold needs A'
+  // batch after batch), B' = B^T's rows [hi | lo | hi]; each section K padded by zeros to
+  // a multiple of 4, B' rows N padded likewise.
   Aligned g = base("tf32x3", p);
-  const int64_t K3 = 3 * p.K, ld = round_up4(K3);
+  const int64_t K4 = round_up4(p.K), N4 = round_up4(p.N), ld = 3 * K4;
   const bool b_shared = p.batch > 1 && p.b_bs == 0;
   const int64_t b_batch = b_shared ? 1 : p.batch;
-  // A' rows [lo | hi | hi] for every batch entry (a shared A is expanded: the fold below
-  // needs A' batch after batch); B' = B^T's rows [hi | lo | hi].
-  at::Tensor a3 = scratch(p.batch * p.M * ld), b3 = scratch(b_batch * p.N * ld);
+  at::Tensor a3 = scratch(p.batch * p.M * ld), b3 = scratch(b_batch * N4 * ld);
   pack<Pack::kLoHiHi>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
-                      a3.data_ptr<float>(), ld, p.M * ld);
-  pack<Pack::kHiLoHi>({p.b, p.b_cs, p.b_rs, b_shared || p.batch == 1 ? 0 : p.b_bs}, b_batch, p.N,
-                      p.K, b3.data_ptr<float>(), ld, p.N * ld);
-  g.K = K3;
+                      a3.data_ptr<float>(), ld, p.M * ld, p.M, K4);
+  pack<Pack::kHiLoHi>({p.b, p.b_cs, p.b_rs, b_batch == 1 ? 0 : p.b_bs}, b_batch, p.N, p.K,
+                      b3.data_ptr<float>(), ld, N4 * ld, N4, K4);
+  g.K = ld;
+  g.N = N4;
   g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
-  g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : p.N * ld};
-  run_with_output(g, c_view(p), p);
+  g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : N4 * ld};
+  run_with_output(g, c_view(p), p, run_tf32x3);
 }
 
 }  // namespace gemmtiles
