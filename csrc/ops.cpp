@@ -30,6 +30,7 @@ const char* operands_name(Operands o) {
     case Operands::kStrided: return "strided";
     case Operands::kUnitStride: return "unit_stride";
     case Operands::kRowMajor: return "row_major";
+    case Operands::kKMajor: return "k_major";
   }
   return "?";
 }

@@ -15,6 +15,8 @@ enum class Operands {
   kUnitStride,  // each (rows, cols) slice needs one unit stride (row- or column-major);
                 // a slice with none is copied to row-major
   kRowMajor,    // each slice needs a unit column stride; others are copied to row-major
+  kKMajor,      // K-major A (row-major) and B (column-major) read in place; the tier's own
+                // pass repacks other layouts (no copy here)
 };
 
 struct PreparedGemm {

@@ -21,6 +21,7 @@ OPERANDS = {
     "strided": "any strides, in place",
     "unit_stride": "row- or column-major, in place; no unit stride: copied",
     "row_major": "row-major; other layouts are copied first",
+    "k_major": "K-major A and B (x @ W^T) in place; others repacked by the tier",
 }
 
 # What a tier's arithmetic promises.
@@ -102,7 +103,7 @@ TIERS: tuple[Tier, ...] = (
     Tier("auto", ("cuda",), "unit_stride",
          "per call the kernel for the shape: split-K streaming of B for up to 32 rows, else warptile",
          "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/kernels/10_skinny.cuh", hip=False),
-    Tier("tf32", ("cuda",), "unit_stride",
+    Tier("tf32", ("cuda",), "k_major",
          "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
          "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32",
          min_cc=(9, 0), sm90a=True, hip=False),

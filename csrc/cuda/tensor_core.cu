@@ -43,9 +43,9 @@ void launch_tf32x3(const GemmProblem& p) {
 
 }  // namespace
 
-// tf32 reads row- and column-major operands in place (TMA; CUTLASS's collectives transpose
-// MN-major operands for wgmma); tf32x3's split pass reads any strides.
-GEMMTILES_CUDA_TIER_MIN_SM(tf32, Operands::kUnitStride, 90, launch_tf32);
+// tf32 reads K-major operands in place (TF32 wgmma reads K-major shared memory only) and
+// repacks the others; tf32x3's split pass reads any strides.
+GEMMTILES_CUDA_TIER_MIN_SM(tf32, Operands::kKMajor, 90, launch_tf32);
 GEMMTILES_CUDA_TIER_MIN_SM(tf32x3, Operands::kStrided, 90, launch_tf32x3);
 
 }  // namespace gemmtiles

@@ -1,20 +1,22 @@
 // The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
 // collectives: wgmma on 128x128 output tiles, fed by TMA through a multi-stage
 // shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
-// run the MMAs (warp specialisation), clusters of two blocks sharing B's tiles by TMA
-// multicast. MN-major operands are transposed in registers by the collective (TF32 wgmma
-// reads K-major shared memory only), so NN, NT, TN and TT are all read in place.
+// run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
+// multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
+// B (nn.Linear's x @ W^T as it is); other layouts are repacked K-major by the pack pass.
 //
 //   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
-//   tf32x3  one pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi), both
-//           rounded to nearest, and writes A' = [A_lo | A_hi | A_hi] and
+//   tf32x3  the pack pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi),
+//           both rounded to nearest, and writes A' = [A_lo | A_hi | A_hi] and
 //           B' = [B_hi ; B_lo ; B_hi] (K-major, K' = 3K); the same GEMM over K' sums
-//           A_lo·B_hi + A_hi·B_lo + A_hi·B_hi in one fp32 accumulator, the two small terms
-//           first. Operands that are exact in TF32 lose nothing to the tensor cores' own
-//           rounding, and A_lo·B_lo is below fp32's rounding.
+//           A_lo·B_hi + A_hi·B_lo + A_hi·B_hi, the two small terms first. Operands exact
+//           in TF32 lose nothing to the tensor cores, A_lo·B_lo is below fp32's rounding,
+//           and each K slice's sum is added to the accumulators by round-to-nearest FADDs
+//           (the tensor cores' own accumulation is not rounded to nearest).
 //
-// TMA needs 16-byte aligned base addresses and row strides; operands, C and the output
-// that are not get an aligned copy (the pack pass), so every shape and stride runs.
+// TMA needs 16-byte aligned base addresses and row strides, and CUTLASS a multiple of 4
+// along each operand's unit stride; operands, C and the output that are not get an
+// aligned (zero-padded) copy, so every shape and stride runs.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -66,10 +68,15 @@ struct SelectMainloop<true, Built> {
   using type = PromotedMainloop<Built>;
 };
 
-template <class LayoutA, class LayoutB, bool kPromoted = false>
+// One GEMM configuration: Tile (BM, BN, BK) output tile and K slice per block (BK = 32:
+// 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
+// multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
+// shared memory holds beside the epilogue. A (M x K) and B (K x N) are K-major: TF32 wgmma
+// reads nothing else from shared memory.
+template <class Tile, class Cluster, bool kPromoted>
 struct Tf32Config {
-  using TileShape = cute::Shape<cute::_128, cute::_128, cute::_32>;  // K slice: 128 bytes
-  using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
+  using TileShape = Tile;
+  using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
@@ -78,19 +85,28 @@ struct Tf32Config {
       cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, LayoutA, 4, float, LayoutB, 4, float, TileShape, ClusterShape,
+      float, cutlass::layout::RowMajor, 4, float, cutlass::layout::ColumnMajor, 4, float,
+      TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
   using Mainloop = typename SelectMainloop<kPromoted, BuiltMainloop>::type;
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop,
-                                                      Epilogue>;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
+                                                          Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 };
 
-using RowMajor = cutlass::layout::RowMajor;
-using ColumnMajor = cutlass::layout::ColumnMajor;
-using Tf32x3Config = Tf32Config<RowMajor, ColumnMajor, true>;  // A', B' are K-major
+using cute::_1;
+using cute::_2;
+using cute::_32;
+using cute::_128;
+using cute::_256;
+template <bool kPromoted>
+using Tile128x128 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
+template <bool kPromoted>
+using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
+template <bool kPromoted>
+using Tile256x128 = Tf32Config<cute::Shape<_256, _128, _32>, cute::Shape<_1, _2, _1>, kPromoted>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -168,13 +184,13 @@ void run_gemm(const Aligned& g) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Layout dispatch: A is K-major when its column stride is 1, B when its row stride is 1.
-void run_any_layout(const Aligned& g) {
-  const bool a_kmajor = g.a.cs == 1, b_kmajor = g.b.rs == 1;
-  if (a_kmajor && b_kmajor) return run_gemm<Tf32Config<RowMajor, ColumnMajor>>(g);   // NT
-  if (a_kmajor) return run_gemm<Tf32Config<RowMajor, RowMajor>>(g);                  // NN
-  if (b_kmajor) return run_gemm<Tf32Config<ColumnMajor, ColumnMajor>>(g);            // TT
-  return run_gemm<Tf32Config<ColumnMajor, RowMajor>>(g);                             // TN
+template <bool kPromoted>
+void run_tuned(const Aligned& g) {
+  const char* tile = std::getenv("GEMMTILES_TC_TILE");
+  const int choice = tile ? std::atoi(tile) : 0;
+  if (choice == 1) return run_gemm<Tile128x256<kPromoted>>(g);
+  if (choice == 2) return run_gemm<Tile256x128<kPromoted>>(g);
+  run_gemm<Tile128x128<kPromoted>>(g);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,7 +386,7 @@ Aligned base(const char* tier, const GemmProblem& p) {
 
 View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
-void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Config>(g); }
+
 
 }  // namespace
 
@@ -389,14 +405,14 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   View b = {p.b, p.b_rs, p.b_cs, b_batch == 1 ? 0 : p.b_bs};
   at::Tensor a_copy, b_copy;
   const bool a_in_place = !pad_k && !(p.batch > 1 && p.a_bs == 0) &&
-                          tma_readable(a, p.batch, p.M, p.K) && (a.cs == 1 || p.M % 4 == 0);
+                          tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
   if (!a_in_place) {
     a_copy = scratch(p.batch * p.M * K4);
     pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  const bool b_in_place = !pad_k && !pad_n && tma_readable(b, b_batch, p.K, p.N);
+  const bool b_in_place = !pad_k && !pad_n && tma_readable(b, b_batch, p.K, p.N) && b.rs == 1;
   if (!b_in_place) {
     // B^T (N4 x K4) row-major: B K-major.
     b_copy = scratch(b_batch * N4 * K4);
@@ -418,12 +434,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_with_output(gz, c_view(q), q, run_any_layout);
+        run_with_output(gz, c_view(q), q, run_tuned<false>);
       }
       return;
     }
   }
-  run_with_output(g, c_view(p), p, run_any_layout);
+  run_with_output(g, c_view(p), p, run_tuned<false>);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
@@ -443,7 +459,7 @@ void launch_tf32x3_sm90a(const GemmProblem& p) {
   g.N = N4;
   g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
   g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : N4 * ld};
-  run_with_output(g, c_view(p), p, run_tf32x3);
+  run_with_output(g, c_view(p), p, run_tuned<true>);
 }
 
 }  // namespace gemmtiles
