@@ -15,7 +15,7 @@ from . import _ops
 from ._tiers import BY_NAME, TIERS
 
 __all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "needs_cuda", "operand",
-           "reference", "run", "synchronized", "tier_params"]
+           "reference", "run", "synchronized", "tier_params", "tolerance"]
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"  # where the benchmarks run
@@ -100,6 +100,14 @@ def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32"):
             f"{int(bad.sum())} of {out.numel()} elements off; first at {idx}: "
             f"got {out.cpu()[tuple(idx)].item()}, want {ref[tuple(idx)].item()}, tol {tol[tuple(idx)].item():.3g}"
         )
+
+
+def tolerance(tier, rtol, atol):
+    """torch.testing.assert_close tolerances for a result of `tier`: those given (set for fp32
+    arithmetic) unless the tier's precision is coarser (tf32: 10 mantissa bits)."""
+    if BY_NAME[tier].precision == "tf32":
+        return {"rtol": max(rtol, 2e-2), "atol": max(atol, 2e-2)}
+    return {"rtol": rtol, "atol": atol}
 
 
 def run(tier, a, b, c=None, alpha=1.0, beta=0.0):

@@ -12,7 +12,8 @@ import gemmtiles
 from torch import nn
 
 from gemmtiles.nn import Linear, replace_linear
-from gemmtiles.testing import assert_gemm_close, needs_cuda, tier_params
+from gemmtiles._tiers import BY_NAME
+from gemmtiles.testing import assert_gemm_close, needs_cuda, tier_params, tolerance
 
 
 def grads(fn, *inputs):
@@ -48,8 +49,8 @@ def test_gradients(tier, device, a_shape, b_shape, c_shape, alpha, beta):
     # d/da = alpha * g @ b^T and d/db = alpha * a^T @ g, summed over broadcast batch
     # dimensions: checked with the forward's accuracy rule, each as one product.
     assert ga.shape == a.shape and gb.shape == b.shape
-    assert_gemm_close(ga, *_as_product(alpha * g, b.mT, a_shape))
-    assert_gemm_close(gb, *_as_product(a.mT, alpha * g, b_shape))
+    assert_gemm_close(ga, *_as_product(alpha * g, b.mT, a_shape), precision=BY_NAME[tier].precision)
+    assert_gemm_close(gb, *_as_product(a.mT, alpha * g, b_shape), precision=BY_NAME[tier].precision)
     if c is not None:
         torch.testing.assert_close(gc.cpu(), (beta * g).sum_to_size(c_shape).cpu())
 
@@ -98,7 +99,7 @@ def _check_grads(fn, tier, device, shapes, requires, alpha=0.5, beta=2.0):
     a, b, c = _leaves(shapes, requires, device)
     out = fn(a, b, c)
     want = torch.matmul(a.detach().double(), b.detach().double()) * alpha + beta * c.detach().double()
-    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out.double(), want, **tolerance(tier, 1e-4, 1e-4))
     if not any(requires):
         assert not out.requires_grad and out.grad_fn is None
         return
@@ -107,9 +108,9 @@ def _check_grads(fn, tier, device, shapes, requires, alpha=0.5, beta=2.0):
     for x, r in zip((a, b, c), requires):
         assert (x.grad is not None) == r
     if requires[0]:
-        assert_gemm_close(a.grad, *_as_product(alpha * g, b.detach().mT, shapes[0]))
+        assert_gemm_close(a.grad, *_as_product(alpha * g, b.detach().mT, shapes[0]), precision=BY_NAME[tier].precision)
     if requires[1]:
-        assert_gemm_close(b.grad, *_as_product(a.detach().mT, alpha * g, shapes[1]))
+        assert_gemm_close(b.grad, *_as_product(a.detach().mT, alpha * g, shapes[1]), precision=BY_NAME[tier].precision)
     if requires[2]:
         torch.testing.assert_close(c.grad, (beta * g).sum_to_size(shapes[2]))
 
@@ -149,7 +150,8 @@ def test_frozen_input_linear(tier, device):
     lin = Linear(16, 8, variant=tier, device=device)
     x = torch.randn(4, 16, device=device)
     lin(x).sum().backward()
-    torch.testing.assert_close(lin.weight.grad, torch.ones(8, 4, device=device) @ x, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lin.weight.grad, torch.ones(8, 4, device=device) @ x,
+                               **tolerance(tier, 1e-5, 1e-5))
     torch.testing.assert_close(lin.bias.grad, torch.full((8,), 4.0, device=device))
 
 

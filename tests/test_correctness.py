@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from gemmtiles._tiers import BY_NAME
 from gemmtiles.testing import CUDA, assert_gemm_close, check_tier, operand, run, tier_params
 
 # 0, 1, primes, sizes just off the tile multiples, skinny and rectangular.
@@ -116,7 +117,7 @@ def test_beta_zero_ignores_nan_c(tier, device):
     a, b = operand(20, 30, device), operand(30, 40, device)
     c = torch.full((20, 40), math.nan, device=device)
     out = run(tier, a, b, c, alpha=1.0, beta=0.0)
-    assert_gemm_close(out, a, b)
+    assert_gemm_close(out, a, b, precision=BY_NAME[tier].precision)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -137,7 +138,7 @@ def test_batched(tier, device, mode):
     c = torch.randn(n, device=device)
     out = run(tier, a, b, c, alpha=0.5, beta=1.5)
     assert out.shape == (bsz, m, n)
-    assert_gemm_close(out, a, b, c, 0.5, 1.5)
+    assert_gemm_close(out, a, b, c, 0.5, 1.5, precision=BY_NAME[tier].precision)
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
@@ -160,7 +161,7 @@ def test_nan_inf_propagate(tier, device):
     # Elements away from row 2 and column 4 see finite data only.
     rows = [r for r in range(9) if r != 2]
     cols = [c for c in range(5) if c != 4]
-    assert_gemm_close(out[rows][:, cols], a[rows].cpu(), b[:, cols].cpu())
+    assert_gemm_close(out[rows][:, cols], a[rows].cpu(), b[:, cols].cpu(), precision=BY_NAME[tier].precision)
 
 
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
@@ -172,4 +173,4 @@ def test_side_stream(tier, device):
     with torch.cuda.stream(s):
         out = run(tier, a, b)
     torch.cuda.synchronize()
-    assert_gemm_close(out, a, b)
+    assert_gemm_close(out, a, b, precision=BY_NAME[tier].precision)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import gemmtiles
+from gemmtiles._tiers import BY_NAME
 from gemmtiles.testing import CUDA, assert_gemm_close, needs_cuda, operand, tier_params
 
 
@@ -36,7 +37,7 @@ def test_output_past_2_31_elements(tier, device):
     torch.cuda.synchronize()
     # Rows past element 2^31 and the last row and column, checked against float64.
     for rows in (slice(53687, 53700), slice(m - 5, m)):
-        assert_gemm_close(out[rows], a[rows], b, bias, 1.0, 1.0)
+        assert_gemm_close(out[rows], a[rows], b, bias, 1.0, 1.0, precision=BY_NAME[tier].precision)
     del out
     torch.cuda.empty_cache()
 
@@ -51,7 +52,7 @@ def test_operand_past_2_31_elements_and_grid_y(tier, device):
     out = gemmtiles.sgemm(a, b, variant=tier)
     torch.cuda.synchronize()
     for rows in (slice(0, 4), slice(2_147_480, 2_147_490), slice(m - 4, m)):
-        assert_gemm_close(out[rows], a[rows], b)
+        assert_gemm_close(out[rows], a[rows], b, precision=BY_NAME[tier].precision)
     del a, out
     torch.cuda.empty_cache()
 
@@ -62,7 +63,7 @@ def test_batch_past_grid_z(tier, device):
     a, b = torch.randn(70000, 3, 5, device=device), torch.randn(70000, 5, 2, device=device)
     out = gemmtiles.sgemm(a, b, variant=tier)
     for idx in (slice(0, 3), slice(65534, 65537), slice(69997, 70000)):
-        assert_gemm_close(out[idx], a[idx], b[idx])
+        assert_gemm_close(out[idx], a[idx], b[idx], precision=BY_NAME[tier].precision)
 
 
 @needs_cuda
@@ -92,7 +93,7 @@ def test_threads_and_streams(tier):
     assert not errors, errors
     for i, (a, b) in enumerate(inputs):
         for out in results[i]:
-            assert_gemm_close(out, a, b)
+            assert_gemm_close(out, a, b, precision=BY_NAME[tier].precision)
 
 
 @pytest.mark.skipif(not CUDA or torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
@@ -102,4 +103,4 @@ def test_second_gpu(tier):
     with torch.cuda.device(0):
         out = gemmtiles.sgemm(a, b, variant=tier)
     assert out.device == torch.device("cuda:1")
-    assert_gemm_close(out, a, b)
+    assert_gemm_close(out, a, b, precision=BY_NAME[tier].precision)

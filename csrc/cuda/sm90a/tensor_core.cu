@@ -1,5 +1,5 @@
 // The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
-// collectives: wgmma on 128x128 output tiles, fed by TMA through a multi-stage
+// collectives: wgmma on 128x256 (tf32) or 128x128 (tf32x3) output tiles, fed by TMA through a multi-stage
 // shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
 // run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
@@ -105,8 +105,6 @@ template <bool kPromoted>
 using Tile128x128 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
 template <bool kPromoted>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
-template <bool kPromoted>
-using Tile256x128 = Tf32Config<cute::Shape<_256, _128, _32>, cute::Shape<_1, _2, _1>, kPromoted>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -184,14 +182,11 @@ void run_gemm(const Aligned& g) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <bool kPromoted>
-void run_tuned(const Aligned& g) {
-  const char* tile = std::getenv("GEMMTILES_TC_TILE");
-  const int choice = tile ? std::atoi(tile) : 0;
-  if (choice == 1) return run_gemm<Tile128x256<kPromoted>>(g);
-  if (choice == 2) return run_gemm<Tile256x128<kPromoted>>(g);
-  run_gemm<Tile128x128<kPromoted>>(g);
-}
+// The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles;
+// tf32x3 on 128x128, where the promoted accumulation's second set of accumulators still
+// fits in registers (at 128x256 it spills: 2.6x slower).
+void run_tf32(const Aligned& g) { run_gemm<Tile128x256<false>>(g); }
+void run_tf32x3(const Aligned& g) { run_gemm<Tile128x128<true>>(g); }
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
@@ -227,10 +222,14 @@ __global__ void pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool 
     if constexpr (kPack == Pack::kCopy) {
       d[0] = x;
     } else {
+      // A non-finite x (or one whose hi overflows) stays in the hi·hi section only: the
+      // correction sections get 0 in its place, so inf·lo terms of either sign cannot
+      // turn an infinite product into NaN.
       const float hi = round_tf32(x);
-      const float lo = isfinite(hi) ? round_tf32(x - hi) : 0.0f;
-      d[0] = kPack == Pack::kLoHiHi ? lo : hi;
-      d[J_pad] = kPack == Pack::kLoHiHi ? hi : lo;
+      const bool finite = isfinite(hi);
+      const float lo = finite ? round_tf32(x - hi) : 0.0f, hi_or_0 = finite ? hi : 0.0f;
+      d[0] = kPack == Pack::kLoHiHi ? lo : hi_or_0;
+      d[J_pad] = kPack == Pack::kLoHiHi ? hi_or_0 : lo;
       d[2 * J_pad] = hi;
     }
   }
@@ -434,12 +433,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_with_output(gz, c_view(q), q, run_tuned<false>);
+        run_with_output(gz, c_view(q), q, run_tf32);
       }
       return;
     }
   }
-  run_with_output(g, c_view(p), p, run_tuned<false>);
+  run_with_output(g, c_view(p), p, run_tf32);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
@@ -459,7 +458,7 @@ void launch_tf32x3_sm90a(const GemmProblem& p) {
   g.N = N4;
   g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
   g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : N4 * ld};
-  run_with_output(g, c_view(p), p, run_tuned<true>);
+  run_with_output(g, c_view(p), p, run_tf32x3);
 }
 
 }  // namespace gemmtiles
