@@ -73,8 +73,9 @@ struct SelectMainloop<true, Built> {
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue. A (M x K) and B (K x N) are K-major: TF32 wgmma
 // reads nothing else from shared memory.
-template <class Tile, class Cluster, bool kPromoted>
+template <class Tile, class Cluster, bool kPromoted_>
 struct Tf32Config {
+  static constexpr bool kPromoted = kPromoted_;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -90,7 +91,7 @@ struct Tf32Config {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Mainloop = typename SelectMainloop<kPromoted, BuiltMainloop>::type;
+  using Mainloop = typename SelectMainloop<kPromoted_, BuiltMainloop>::type;
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
                                                           Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
@@ -105,6 +106,10 @@ template <bool kPromoted>
 using Tile128x128 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
 template <bool kPromoted>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
+template <bool kPromoted>
+using Tile128x192 = Tf32Config<cute::Shape<_128, cute::_192, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
+template <bool kPromoted>
+using Tile128x128x1 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_1, _1, _1>, kPromoted>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -174,6 +179,10 @@ void run_gemm(const Aligned& g) {
        stride_out},
       hw};
   Gemm gemm;
+  if constexpr (Config::kPromoted) {
+    const char* interval = std::getenv("GEMMTILES_TC_PROMOTE");
+    if (interval) args.mainloop.mma_promotion_interval = std::atoi(interval);
+  }
   check_cutlass(gemm.can_implement(args), g.tier, "can_implement");
   at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
@@ -186,7 +195,13 @@ void run_gemm(const Aligned& g) {
 // tf32x3 on 128x128, where the promoted accumulation's second set of accumulators still
 // fits in registers (at 128x256 it spills: 2.6x slower).
 void run_tf32(const Aligned& g) { run_gemm<Tile128x256<false>>(g); }
-void run_tf32x3(const Aligned& g) { run_gemm<Tile128x128<true>>(g); }
+void run_tf32x3(const Aligned& g) {
+  const char* tile = std::getenv("GEMMTILES_TC_TILE");
+  const int choice = tile ? std::atoi(tile) : 0;
+  if (choice == 1) return run_gemm<Tile128x192<true>>(g);
+  if (choice == 2) return run_gemm<Tile128x128x1<true>>(g);
+  run_gemm<Tile128x128<true>>(g);
+}
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
