@@ -106,10 +106,7 @@ template <bool kPromoted>
 using Tile128x128 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
 template <bool kPromoted>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
-template <bool kPromoted>
-using Tile128x192 = Tf32Config<cute::Shape<_128, cute::_192, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
-template <bool kPromoted>
-using Tile128x128x1 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_1, _1, _1>, kPromoted>;
+
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -179,10 +176,6 @@ void run_gemm(const Aligned& g) {
        stride_out},
       hw};
   Gemm gemm;
-  if constexpr (Config::kPromoted) {
-    const char* interval = std::getenv("GEMMTILES_TC_PROMOTE");
-    if (interval) args.mainloop.mma_promotion_interval = std::atoi(interval);
-  }
   check_cutlass(gemm.can_implement(args), g.tier, "can_implement");
   at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
@@ -191,17 +184,13 @@ void run_gemm(const Aligned& g) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles;
-// tf32x3 on 128x128, where the promoted accumulation's second set of accumulators still
-// fits in registers (at 128x256 it spills: 2.6x slower).
+// The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles
+// (0.78-0.91x cuBLAS TF32 at 4096^3-8192^3; 128x128: 0.68-0.87x); tf32x3 on 128x128 with
+// a promotion every K slice (128x192: 9-10% slower, 128x128 without clusters: 15% slower,
+// 128x256: 2.6x slower, its second set of accumulators spilling; promoting every second or
+// fourth slice: at most 4% faster, up to 2.9x the error on 256^3).
 void run_tf32(const Aligned& g) { run_gemm<Tile128x256<false>>(g); }
-void run_tf32x3(const Aligned& g) {
-  const char* tile = std::getenv("GEMMTILES_TC_TILE");
-  const int choice = tile ? std::atoi(tile) : 0;
-  if (choice == 1) return run_gemm<Tile128x192<true>>(g);
-  if (choice == 2) return run_gemm<Tile128x128x1<true>>(g);
-  run_gemm<Tile128x128<true>>(g);
-}
+void run_tf32x3(const Aligned& g) { run_gemm<Tile128x128<true>>(g); }
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
