@@ -8,8 +8,18 @@
 
 namespace gemmtiles {
 
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor };
+
+inline const char* auto_kernel_name(AutoKernel k) {
+  switch (k) {
+    case AutoKernel::kSkinnyKMajor: return "skinny_kmajor";
+    case AutoKernel::kSkinnyNMajor: return "skinny_nmajor";
+    default: return "warptile";
+  }
+}
+
 struct AutoPlan {
-  const char* kernel;  // "skinny_kmajor", "skinny_nmajor" or "warptile"
+  AutoKernel kernel;
   int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8, 16 or 32)
   int nw = 0;          // skinny: columns of B per warp (kmajor), or column groups per lane (nmajor)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
@@ -26,8 +36,8 @@ inline constexpr int kSkinnyWarps = 8;
 // b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms) {
-  if (M > kSkinnyMaxM || batch > 65535 || K == 0) return {"warptile"};
-  AutoPlan plan{b_kmajor ? "skinny_kmajor" : "skinny_nmajor"};
+  if (M > kSkinnyMaxM || batch > 65535 || K == 0) return {AutoKernel::kWarptile};
+  AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
   plan.mt = M <= 4 ? 4 : M <= 8 ? 8 : M <= 16 ? 16 : 32;
   plan.w = b_vec ? 4 : 1;
   plan.nw = b_kmajor ? (plan.mt <= 8 ? 4 : 2) : (plan.mt <= 8 && !b_vec ? 4 : 1);

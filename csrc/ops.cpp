@@ -86,7 +86,7 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "LLLLppL", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms)) return nullptr;
   const gemmtiles::AutoPlan plan =
       gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms);
-  return Py_BuildValue("(siiiLL)", plan.kernel, plan.mt, plan.nw, plan.w,
+  return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
 

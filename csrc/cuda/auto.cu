@@ -24,7 +24,7 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, SkinnyKernel kern
   TORCH_INTERNAL_ASSERT(plan.nw == Cfg::NW && plan.mt == Cfg::MT,
                         "auto_plan and the skinny configuration disagree");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const bool kmajor = plan.kernel == std::string("skinny_kmajor");
+  const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
   const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? 1 : 32 * plan.w);
   const dim3 grid(static_cast<unsigned>(ceil_div(p.N, cols)), static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>(p.batch));
@@ -52,7 +52,7 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, SkinnyKernel kern
 template <int MT>
 void launch_rows(const GemmProblem& p, const AutoPlan& plan) {
   constexpr int kMinBlocks = MT == 32 ? 1 : 2;
-  if (plan.kernel == std::string("skinny_kmajor")) {
+  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     // Longer staged slices of A for fewer rows: fewer barriers between a warp's loads.
     using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), kMinBlocks, (MT <= 4 ? 1024 : 256)>;
     launch_skinny<Cfg>(p, plan, plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4> : skinny_kmajor_kernel<Cfg, 1>);
