@@ -2,7 +2,7 @@
 inside a profiler range, for Nsight Compute's tensor-pipe figures:
 
     ncu --profile-from-start off --metrics \\
-        gpu__time_duration.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \\
+        gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed \\
         python scripts/ncu_tensor.py
 """
 
