@@ -14,7 +14,6 @@ import torch
 from . import _ops, nn
 from ._ops import check_args, has_kernel, op_for
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
-from .info import show_config
 from .switch import enable
 
 if torch.distributed.is_available():
@@ -27,6 +26,13 @@ try:
 except ImportError:  # a source tree that setup.py has not built
     __version__ = "0.1.0"
 __all__ = ["sgemm", "variants", "enable", "show_config", "nn", "Tier", "TIERS", "__version__"]
+
+
+def show_config() -> None:
+    """Prints what this build of gemmtiles is and what runs here (``python -m gemmtiles.info``)."""
+    from .info import show_config as show  # imported on use: `python -m gemmtiles.info` runs that module
+
+    show()
 
 
 def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
