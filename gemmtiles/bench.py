@@ -211,6 +211,63 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     return rows
 
 
+def overhead_cases(device: torch.device, size: int = 64):
+    """(name, gemmtiles call, torch call) pairs of the per-call cost at size x size: a GEMM
+    this small is launch- and dispatch-bound, so the ratio is the overhead gemmtiles adds."""
+    from .nn import Linear
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=g).to(device)
+    b = torch.randn(size, size, generator=g).to(device)
+    stock = torch.nn.Linear(size, size, device=device)
+    ours = Linear(size, size, device=device)
+    ours.load_state_dict(stock.state_dict())
+    x = torch.randn(size, size, generator=g).to(device).requires_grad_()
+
+    def fwd_bwd(layer):
+        def step():
+            layer(x).sum().backward()
+        return step
+
+    def no_grad(fn):
+        def call():
+            with torch.no_grad():
+                return fn()
+        return call
+
+    return [
+        (f"sgemm vs torch.mm {size}x{size}", lambda: sgemm(a, b), lambda: torch.mm(a, b)),
+        (f"Linear fwd {size}x{size} (no_grad)", no_grad(lambda: ours(x)), no_grad(lambda: stock(x))),
+        (f"Linear fwd {size}x{size}", lambda: ours(x), lambda: stock(x)),
+        (f"Linear fwd+bwd {size}x{size}", fwd_bwd(ours), fwd_bwd(stock)),
+    ]
+
+
+def measure_overhead(device: torch.device, calls: int = 2000, rounds: int = 5):
+    """Wall time per call (microseconds, best of `rounds` runs of `calls` back-to-back calls,
+    the GPU synchronised at the end of each run) of gemmtiles and torch on each case."""
+    def per_call(fn) -> float:
+        best = float("inf")
+        for _ in range(rounds):
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        return best
+
+    results = []
+    for name, ours, theirs in overhead_cases(device):
+        for fn in (ours, theirs):
+            for _ in range(50):
+                fn()
+        results.append((name, per_call(ours), per_call(theirs)))
+    return results
+
+
 def _fmt(x: Optional[float], spec: str) -> str:
     return "" if x is None else format(x, spec)
 

@@ -41,6 +41,23 @@ def test_bench_runs_a_small_shape(tmp_path, capsys):
     assert (tmp_path / "bench.csv").exists()
 
 
+def test_bench_overhead_mode_runs(monkeypatch, capsys):
+    # Fewer calls than the real measurement: this checks the mode runs, not its figures.
+    real = bench.measure_overhead
+    monkeypatch.setattr(bench, "measure_overhead", lambda device: real(device, calls=5, rounds=1))
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert bench.main(["--overhead", "--device", device]) == 0
+    out = capsys.readouterr().out
+    assert "sgemm vs torch.mm" in out and "Linear fwd+bwd" in out
+
+
+def test_bench_times_the_tf32_reference_beside_tf32_tiers():
+    assert bench._reference_names(["warptile"], torch.device("cuda")) == ["cublas"]
+    assert bench._reference_names(["tf32x3"], torch.device("cuda")) == ["cublas"]
+    assert bench._reference_names(["tf32", "auto"], torch.device("cuda")) == ["cublas", bench.TF32_REF]
+    assert bench._reference_names(["blocked"], torch.device("cpu")) == ["torch"]
+
+
 def test_info_tells_the_build(capsys):
     c = info.config()
     assert c["gemmtiles"] == gemmtiles.__version__ and c["torch"] == torch.__version__
