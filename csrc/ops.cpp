@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
 #include "auto_plan.h"
@@ -94,6 +98,63 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
 #define GEMMTILES_SM90A 0
 #endif
 
+// The eager call path: gemmtiles._C.call(index, a, b, c, alpha, beta) calls op `index`
+// (from gemmtiles._C.op_index(name)) through the dispatcher — autograd, device kernels,
+// tensor subclasses and dispatch modes as for torch.ops.gemmtiles.<name> — without the
+// Python argument parsing of a torch.ops call (about 1 us a call). torch.compile traces
+// torch.ops instead (gemmtiles/_ops.py).
+using Signature = at::Tensor(const at::Tensor&, const at::Tensor&,
+                             const std::optional<at::Tensor>&, double, double);
+
+std::vector<c10::TypedOperatorHandle<Signature>>& handles() {
+  static std::vector<c10::TypedOperatorHandle<Signature>> h;
+  return h;
+}
+
+PyObject* py_op_index(PyObject*, PyObject* args) {
+  HANDLE_TH_ERRORS
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
+  auto handle = c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+  handles().push_back(handle);
+  return PyLong_FromSsize_t(static_cast<Py_ssize_t>(handles().size() - 1));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "call(index, a, b, c, alpha, beta): 6 arguments");
+    return nullptr;
+  }
+  const Py_ssize_t index = PyLong_AsSsize_t(args[0]);
+  if (index == -1 && PyErr_Occurred()) return nullptr;
+  if (index < 0 || static_cast<size_t>(index) >= handles().size()) {
+    PyErr_SetString(PyExc_IndexError, "call: no such op index");
+    return nullptr;
+  }
+  if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
+      (args[3] != Py_None && !THPVariable_Check(args[3]))) {
+    PyErr_SetString(PyExc_TypeError, "call: a and b must be tensors, c a tensor or None");
+    return nullptr;
+  }
+  const double alpha = PyFloat_AsDouble(args[4]);
+  if (alpha == -1.0 && PyErr_Occurred()) return nullptr;
+  const double beta = PyFloat_AsDouble(args[5]);
+  if (beta == -1.0 && PyErr_Occurred()) return nullptr;
+  const at::Tensor& a = THPVariable_Unpack(args[1]);
+  const at::Tensor& b = THPVariable_Unpack(args[2]);
+  std::optional<at::Tensor> c;
+  if (args[3] != Py_None) c = THPVariable_Unpack(args[3]);
+  at::Tensor out;
+  {
+    pybind11::gil_scoped_release no_gil;
+    out = handles()[static_cast<size_t>(index)].call(a, b, c, alpha, beta);
+  }
+  return THPVariable_Wrap(std::move(out));
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled csrc/cuda/sm90a/.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
@@ -102,6 +163,10 @@ PyMethodDef methods[] = {
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"registered_tiers", py_registered_tiers, METH_NOARGS,
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
+    {"op_index", py_op_index, METH_VARARGS,
+     "op_index(qualified_name): the index of an op for call()."},
+    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_call)), METH_FASTCALL,
+     "call(index, a, b, c, alpha, beta): the op through the dispatcher, for eager calls."},
     {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
      "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};

@@ -83,7 +83,7 @@ def sgemm(
         check_args(where, a, b, c, alpha, beta)
     try:
         return tier_op(a, b, c, alpha, beta)
-    except RuntimeError as e:
-        if type(e) is RuntimeError and "Expected a value of type" in str(e):
+    except (RuntimeError, TypeError) as e:
+        if type(e) is TypeError or (type(e) is RuntimeError and "Expected a value of type" in str(e)):
             check_args(where, a, b, c, alpha, beta)
         raise

@@ -3,6 +3,7 @@ tensors, torch.compile). Autograd and the argument checks of a real call live in
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import torch
@@ -118,6 +119,10 @@ def device_error(where: str, name: str, device: torch.device) -> RuntimeError:
 # this build, and every defined op on meta tensors (the fake kernels).
 _OPS: dict[tuple[str, str], object] = {}
 
+# The same ops for eager calls: gemmtiles._C.call through the dispatcher, without a torch.ops
+# call's Python argument parsing. torch.compile traces the overloads of _OPS instead.
+_EAGER: dict[tuple[str, str], object] = {}
+
 # Kernels for the devices a tier has no kernel for, so that the raw op raises the same clear
 # error as sgemm instead of the dispatcher's "could not run ... with arguments from the CPU
 # backend"; they run only on misuse.
@@ -133,9 +138,13 @@ def _register(name: str) -> None:
 
     overload = op(name).default
     _OPS[(name, "meta")] = overload
+    index = None
     for device in DEVICES:
         if has_kernel(name, device):
             _OPS[(name, device)] = overload
+            if index is None:
+                index = _C.op_index(qualname)
+            _EAGER[(name, device)] = functools.partial(_C.call, index)
         else:
             def wrong_device(a, b, c=None, alpha=1.0, beta=0.0):
                 raise device_error(qualname, name, a.device)
@@ -159,11 +168,19 @@ def resolve(where: str, variant, device: torch.device):
     raise device_error(where, name, device)
 
 
+_is_compiling = torch.compiler.is_compiling
+
+
 def lookup(variant, t: torch.Tensor):
     """The op overload of `variant` (None: the default tier) for tensors like t, or None:
     one dict lookup, for the per-call paths (is_cuda / is_cpu are cheaper than t.device)."""
     device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    return _OPS.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
+    key = (variant or DEFAULT_TIER.get(device_type, "naive"), device_type)
+    if not _is_compiling():
+        found = _EAGER.get(key)
+        if found is not None:
+            return found
+    return _OPS.get(key)
 
 
 def op_for(where: str, variant, t: torch.Tensor):
