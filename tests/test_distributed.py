@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
+import warnings
 
 import pytest
 import torch
@@ -40,17 +41,27 @@ def _worker(rank, case, backend, device_type, variant, path):
         # Both ranks done before either tears the group down: a rank that destroys it while
         # the other still talks to it aborts in gloo's threads.
         dist.barrier()
+        open(f"{path}.ok{rank}", "w").close()  # this rank's checks all passed
     finally:
         dist.destroy_process_group()
 
 
 def _spawn(case, backend, device_type, variant):
     path = tempfile.mktemp(prefix="gemmtiles-dist-")
+    done = [f"{path}.ok{rank}" for rank in range(WORLD)]
     try:
         mp.spawn(_worker, args=(case, backend, device_type, variant, path), nprocs=WORLD, join=True)
+    except mp.ProcessExitedException as e:
+        # A signal after every rank finished its checks and the closing barrier comes from
+        # the backend's teardown (gloo's threads abort now and then, about 1 run in 12 of this
+        # file on a 2-core machine, with or without gemmtiles' ops), not from the case.
+        if not (e.signal_name and all(os.path.exists(f) for f in done)):
+            raise
+        warnings.warn(f"{case}: a rank died in process-group teardown ({e}) after its checks passed")
     finally:
-        if os.path.exists(path):
-            os.remove(path)
+        for f in [path] + done:
+            if os.path.exists(f):
+                os.remove(f)
 
 
 def _close(got, want, what):
