@@ -8,19 +8,19 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "register.h"
+
 namespace gemmtiles {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-using Signature = at::Tensor(const at::Tensor&, const at::Tensor&,
-                             const std::optional<at::Tensor>&, double, double);
 
 at::Tensor call_tier(const std::string& name, const at::Tensor& a, const at::Tensor& b,
                      double alpha) {
   static auto& dispatcher = c10::Dispatcher::singleton();
   return dispatcher.findSchemaOrThrow(name.c_str(), "")
-      .typed<Signature>()
+      .typed<OpSignature>()
       .call(a, b, std::nullopt, alpha, 0.0);
 }
 
@@ -37,7 +37,7 @@ class TierFunction : public torch::autograd::Function<TierFunction> {
     at::Tensor out;
     {
       at::AutoDispatchBelowADInplaceOrView below;
-      out = op.typed<Signature>().call(a, b, c, alpha, beta);
+      out = op.typed<OpSignature>().call(a, b, c, alpha, beta);
     }
     const bool has_c = c.has_value() && c->defined();
     ctx->saved_data["op"] = op.operator_name().name;
@@ -102,7 +102,7 @@ void autograd_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   const at::Tensor a = torch::jit::pop(*stack).toTensor();
   at::Tensor out;
   if (!at::GradMode::is_enabled() || !any_requires_grad(a, b, c)) {
-    out = op.typed<Signature>().redispatch(ks & c10::after_autograd_keyset, a, b, c, alpha,
+    out = op.typed<OpSignature>().redispatch(ks & c10::after_autograd_keyset, a, b, c, alpha,
                                            beta);
   } else {
     out = TierFunction::apply(op, a, b, c, alpha, beta);

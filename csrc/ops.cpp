@@ -103,11 +103,8 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
 // tensor subclasses and dispatch modes as for torch.ops.gemmtiles.<name> — without the
 // Python argument parsing of a torch.ops call (about 1 us a call). torch.compile traces
 // torch.ops instead (gemmtiles/_ops.py).
-using Signature = at::Tensor(const at::Tensor&, const at::Tensor&,
-                             const std::optional<at::Tensor>&, double, double);
-
-std::vector<c10::TypedOperatorHandle<Signature>>& handles() {
-  static std::vector<c10::TypedOperatorHandle<Signature>> h;
+std::vector<c10::TypedOperatorHandle<gemmtiles::OpSignature>>& handles() {
+  static std::vector<c10::TypedOperatorHandle<gemmtiles::OpSignature>> h;
   return h;
 }
 
@@ -115,7 +112,7 @@ PyObject* py_op_index(PyObject*, PyObject* args) {
   HANDLE_TH_ERRORS
   const char* name;
   if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
-  auto handle = c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+  auto handle = c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<gemmtiles::OpSignature>();
   handles().push_back(handle);
   return PyLong_FromSsize_t(static_cast<Py_ssize_t>(handles().size() - 1));
   END_HANDLE_TH_ERRORS

@@ -17,6 +17,11 @@
 
 namespace gemmtiles {
 
+// The C++ signature of every tier's op (the schema define_tier gives it):
+//   (Tensor a, Tensor b, Tensor? c, float alpha, float beta) -> Tensor
+using OpSignature = at::Tensor(const at::Tensor&, const at::Tensor&,
+                               const std::optional<at::Tensor>&, double, double);
+
 struct TierRecord {
   std::string name;
   std::string device;  // "cpu" or "cuda"

@@ -36,9 +36,7 @@ def show_config() -> None:
 
 
 def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
-    if device.type != "cuda" or (tier.min_cc == (0, 0) and not tier.sm90a):
-        return True
-    return tier.unavailable_on(torch.cuda.get_device_capability(device), _ops.sm90a_built()) is None
+    return device.type != "cuda" or _ops.unavailable_on_gpu(tier, device) is None
 
 
 def variants(device: Optional[torch.device | str] = None) -> list[str]:

@@ -53,6 +53,14 @@ def sm90a_built() -> bool:
     return bool(_C.sm90a_kernels())
 
 
+def unavailable_on_gpu(tier, device=None):
+    """Why `tier` (a _tiers.Tier) does not run on the CUDA device `device` (default: the
+    current one) with this build, or None when it runs there."""
+    if tier.min_cc == (0, 0) and not tier.sm90a:
+        return None
+    return tier.unavailable_on(torch.cuda.get_device_capability(device), sm90a_built())
+
+
 def has_kernel(name: str, device_type: str) -> bool:
     """Whether this build of gemmtiles has a kernel for tier `name` on `device_type`."""
     return (name, device_type) in _KERNELS

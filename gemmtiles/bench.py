@@ -367,7 +367,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         p.error(f"--out: cannot create {args.out!r}: {e.strerror}")
-    ref_name = "cublas" if device.type == "cuda" else "torch"
+    ref_name = _reference_names(tiers, device)[0]
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget)
     print(table(rows, device_name, ref_name))

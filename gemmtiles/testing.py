@@ -27,7 +27,7 @@ needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
 def _capability_mark(tier):
     if not CUDA:
         return []
-    why = tier.unavailable_on(torch.cuda.get_device_capability(), _ops.sm90a_built())
+    why = _ops.unavailable_on_gpu(tier)
     return [pytest.mark.skipif(why is not None, reason=f"{tier.name}: {why}")]
 
 

@@ -19,7 +19,7 @@ from gemmtiles.testing import CUDA
 def _unavailable(tier):
     if not CUDA:
         return "needs a CUDA GPU"
-    return BY_NAME[tier].unavailable_on(torch.cuda.get_device_capability(), _ops.sm90a_built())
+    return _ops.unavailable_on_gpu(BY_NAME[tier])
 
 
 def needs(tier):
@@ -62,24 +62,18 @@ SHAPES = [(256, 256, 256, "NN"), (777, 513, 1029, "NN"), (512, 384, 11008, "NN")
           (1024, 1024, 4096, "NT")]
 
 
-@needs("tf32x3")
+@pytest.mark.parametrize("tier,reference", [
+    pytest.param("tf32x3", "cuBLAS fp32", marks=needs("tf32x3")),
+    pytest.param("tf32", "cuBLAS TF32", marks=needs("tf32")),
+])
 @pytest.mark.parametrize("wide", [False, True], ids=["randn", "wide"])
 @pytest.mark.parametrize("m,n,k,layout", SHAPES)
-def test_tf32x3_error_within_2x_cublas_fp32(m, n, k, layout, wide):
+def test_error_within_2x_its_cublas_reference(tier, reference, m, n, k, layout, wide):
+    """tf32x3 against cuBLAS fp32, tf32 against cuBLAS TF32."""
     a, b = operands(m, n, k, wide, seed=m + n + k, layout=layout)
-    ours = error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b)
-    theirs = error(cublas(a, b, tf32=False), a, b)
-    assert ours <= 2 * theirs, f"tf32x3 error {ours:.3g} vs cuBLAS fp32 {theirs:.3g}"
-
-
-@needs("tf32")
-@pytest.mark.parametrize("wide", [False, True], ids=["randn", "wide"])
-@pytest.mark.parametrize("m,n,k,layout", SHAPES)
-def test_tf32_error_within_2x_cublas_tf32(m, n, k, layout, wide):
-    a, b = operands(m, n, k, wide, seed=m + n + k, layout=layout)
-    ours = error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
-    theirs = error(cublas(a, b, tf32=True), a, b)
-    assert ours <= 2 * theirs, f"tf32 error {ours:.3g} vs cuBLAS TF32 {theirs:.3g}"
+    ours = error(gemmtiles.sgemm(a, b, variant=tier), a, b)
+    theirs = error(cublas(a, b, tf32=reference == "cuBLAS TF32"), a, b)
+    assert ours <= 2 * theirs, f"{tier} error {ours:.3g} vs {reference} {theirs:.3g}"
 
 
 @needs("tf32x3")
