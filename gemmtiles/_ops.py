@@ -58,6 +58,8 @@ def unavailable_on_gpu(tier, device=None):
     current one) with this build, or None when it runs there."""
     if tier.min_cc == (0, 0) and not tier.sm90a:
         return None
+    if not torch.cuda.is_available():
+        return "no CUDA GPU is visible"
     return tier.unavailable_on(torch.cuda.get_device_capability(device), sm90a_built())
 
 

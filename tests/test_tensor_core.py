@@ -116,6 +116,13 @@ def test_unavailable_tier_says_what_it_needs(tier):
     assert tier not in gemmtiles.variants("cuda")
 
 
+def test_variants_on_cuda_without_a_gpu_does_not_raise():
+    # A CUDA build on a machine without a GPU (CI): the tiers with requirements are left out.
+    listed = gemmtiles.variants("cuda")
+    if not CUDA:
+        assert "tf32" not in listed and "tf32x3" not in listed
+
+
 def test_variants_list_tensor_core_tiers_only_where_they_run():
     for tier in ("tf32", "tf32x3"):
         listed = tier in gemmtiles.variants("cuda") if CUDA else False
