@@ -141,12 +141,15 @@ def _reference_names(tiers: list[str], device: torch.device) -> list[str]:
     return ["cublas"]
 
 
-def _matmul_tf32(a, b):
-    torch.backends.cuda.matmul.allow_tf32 = True
+def cublas_matmul(a, b, tf32: bool):
+    """torch.matmul with TF32 allowed (cuBLAS TF32) or not (cuBLAS fp32); the previous
+    setting is restored."""
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
         return torch.matmul(a, b)
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = previous
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
@@ -176,7 +179,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             if progress and sys.stderr.isatty():  # a terminal: one line, rewritten per tier
                 print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
             if name == TF32_REF:
-                fn = lambda a=a, b=b: _matmul_tf32(a, b)  # noqa: E731
+                fn = lambda a=a, b=b: cublas_matmul(a, b, tf32=True)  # noqa: E731
             elif name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
             else:

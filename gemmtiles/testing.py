@@ -15,7 +15,8 @@ from . import _ops
 from ._tiers import BY_NAME, TIERS
 
 __all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "needs_cuda", "operand",
-           "reference", "run", "synchronized", "tier_params", "tolerance"]
+           "reference", "run", "synchronized", "tier_params", "tolerance", "accuracy_operands",
+           "relative_error"]
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"  # where the benchmarks run
@@ -108,6 +109,33 @@ def tolerance(tier, rtol, atol):
     if BY_NAME[tier].precision == "tf32":
         return {"rtol": max(rtol, 2e-2), "atol": max(atol, 2e-2)}
     return {"rtol": rtol, "atol": atol}
+
+
+def accuracy_operands(m, n, k, wide, seed, layout="NN", device="cuda"):
+    """a (m x k) and b (k x n) from a seeded float64 normal draw, rounded to float32; wide:
+    rows and columns of both scaled by 10^[-4, 4] (products span 1e-16 .. 1e16); layout NT:
+    b column-major (nn.Linear's W^T)."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g, dtype=torch.float64)
+    b = torch.randn(k, n, generator=g, dtype=torch.float64)
+    if wide:
+        def scale(size):
+            return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
+        a = a * scale(m)[:, None] * scale(k)[None, :]
+        b = b * scale(k)[:, None] * scale(n)[None, :]
+    a, b = a.float().to(device), b.float().to(device)
+    if layout == "NT":
+        b = b.T.contiguous().T
+    return a, b
+
+
+def relative_error(out, a, b):
+    """Mean over elements of |out - exact| / (|a| @ |b|) against a float64 product: each
+    element's error against the size of its own terms, so that small and large elements
+    count alike."""
+    exact = a.double() @ b.double()
+    mag = a.double().abs() @ b.double().abs()
+    return ((out.double() - exact).abs() / mag).mean().item()
 
 
 def run(tier, a, b, c=None, alpha=1.0, beta=0.0):

@@ -9,6 +9,7 @@ inside a profiler range, for Nsight Compute's tensor-pipe figures:
 import torch
 
 import gemmtiles
+from gemmtiles.bench import cublas_matmul
 
 
 def main():
@@ -16,14 +17,7 @@ def main():
     a = torch.randn(n, n, device="cuda")
     b = torch.randn(n, n, device="cuda").T
 
-    def cublas_tf32():
-        torch.backends.cuda.matmul.allow_tf32 = True
-        try:
-            return torch.matmul(a, b)
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = False
-
-    calls = [cublas_tf32, lambda: gemmtiles.sgemm(a, b, variant="tf32"),
+    calls = [lambda: cublas_matmul(a, b, tf32=True), lambda: gemmtiles.sgemm(a, b, variant="tf32"),
              lambda: gemmtiles.sgemm(a, b, variant="tf32x3")]
     for call in calls:  # warm-up: library loading, autotuning, allocator
         call()

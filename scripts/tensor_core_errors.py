@@ -7,32 +7,8 @@ elements of |out - exact| / (|a| @ |b|). Usage: python scripts/tensor_core_error
 import torch
 
 import gemmtiles
-
-
-def operands(m, n, k, wide, seed):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g, dtype=torch.float64)
-    b = torch.randn(k, n, generator=g, dtype=torch.float64)
-    if wide:
-        def scale(size):
-            return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
-        a = a * scale(m)[:, None] * scale(k)[None, :]
-        b = b * scale(k)[:, None] * scale(n)[None, :]
-    return a.float().cuda(), b.float().cuda()
-
-
-def error(out, a, b):
-    exact = a.double() @ b.double()
-    mag = a.double().abs() @ b.double().abs()
-    return ((out.double() - exact).abs() / mag).mean().item()
-
-
-def matmul(a, b, tf32):
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    try:
-        return torch.matmul(a, b)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = False
+from gemmtiles.bench import cublas_matmul as matmul
+from gemmtiles.testing import accuracy_operands, relative_error
 
 
 def truncate_tf32(x):
@@ -57,8 +33,8 @@ def main():
     print(f"{'shape':<18} {'inputs':<6} " + " ".join(f"{m:>16}" for m in methods))
     for m, n, k in shapes:
         for wide in (False, True):
-            a, b = operands(m, n, k, wide, seed=m + n + k)
-            errs = [error(fn(a, b), a, b) for fn in methods.values()]
+            a, b = accuracy_operands(m, n, k, wide, seed=m + n + k)
+            errs = [relative_error(fn(a, b), a, b) for fn in methods.values()]
             print(f"{m}x{n}x{k:<8} {'wide' if wide else 'randn':<6} " + " ".join(f"{e:>16.3e}" for e in errs))
 
 

@@ -13,7 +13,8 @@ import torch
 import gemmtiles
 from gemmtiles import _ops
 from gemmtiles._tiers import BY_NAME
-from gemmtiles.testing import CUDA
+from gemmtiles.bench import cublas_matmul
+from gemmtiles.testing import CUDA, accuracy_operands, relative_error
 
 
 def _unavailable(tier):
@@ -24,38 +25,6 @@ def _unavailable(tier):
 
 def needs(tier):
     return pytest.mark.skipif(_unavailable(tier) is not None, reason=f"{tier}: {_unavailable(tier)}")
-
-
-def operands(m, n, k, wide, seed, layout="NN"):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g, dtype=torch.float64)
-    b = torch.randn(k, n, generator=g, dtype=torch.float64)
-    if wide:  # rows and columns scaled by 10^[-4, 4]: products span 1e-16 .. 1e16
-        def scale(size):
-            return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
-        a = a * scale(m)[:, None] * scale(k)[None, :]
-        b = b * scale(k)[:, None] * scale(n)[None, :]
-    a, b = a.float().cuda(), b.float().cuda()
-    if layout == "NT":
-        b = b.T.contiguous().T
-    return a, b
-
-
-def error(out, a, b):
-    """Mean over elements of |out - exact| / (|a| @ |b|): each element's error against the
-    size of its own terms, so that small and large elements count alike."""
-    exact = a.double() @ b.double()
-    mag = a.double().abs() @ b.double().abs()
-    return ((out.double() - exact).abs() / mag).mean().item()
-
-
-def cublas(a, b, tf32):
-    previous = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    try:
-        return torch.matmul(a, b)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = previous
 
 
 SHAPES = [(256, 256, 256, "NN"), (777, 513, 1029, "NN"), (512, 384, 11008, "NN"),
@@ -70,23 +39,23 @@ SHAPES = [(256, 256, 256, "NN"), (777, 513, 1029, "NN"), (512, 384, 11008, "NN")
 @pytest.mark.parametrize("m,n,k,layout", SHAPES)
 def test_error_within_2x_its_cublas_reference(tier, reference, m, n, k, layout, wide):
     """tf32x3 against cuBLAS fp32, tf32 against cuBLAS TF32."""
-    a, b = operands(m, n, k, wide, seed=m + n + k, layout=layout)
-    ours = error(gemmtiles.sgemm(a, b, variant=tier), a, b)
-    theirs = error(cublas(a, b, tf32=reference == "cuBLAS TF32"), a, b)
+    a, b = accuracy_operands(m, n, k, wide, seed=m + n + k, layout=layout)
+    ours = relative_error(gemmtiles.sgemm(a, b, variant=tier), a, b)
+    theirs = relative_error(cublas_matmul(a, b, tf32=reference == "cuBLAS TF32"), a, b)
     assert ours <= 2 * theirs, f"{tier} error {ours:.3g} vs {reference} {theirs:.3g}"
 
 
 @needs("tf32x3")
 def test_tf32x3_is_more_accurate_than_tf32():
-    a, b = operands(512, 512, 4096, False, seed=1)
-    assert error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b) * 50 < \
-        error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
+    a, b = accuracy_operands(512, 512, 4096, False, seed=1)
+    assert relative_error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b) * 50 < \
+        relative_error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
 
 
 @needs("tf32x3")
 @pytest.mark.parametrize("precision,tier", [("highest", "warptile"), ("high", "tf32x3"), ("medium", "tf32")])
 def test_auto_follows_float32_matmul_precision(precision, tier):
-    a, b = operands(512, 512, 1024, False, seed=2)
+    a, b = accuracy_operands(512, 512, 1024, False, seed=2)
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
     try:
@@ -99,7 +68,7 @@ def test_auto_follows_float32_matmul_precision(precision, tier):
 @needs("tf32x3")
 @pytest.mark.parametrize("tier", ["tf32", "tf32x3"])
 def test_bitwise_deterministic(tier):
-    a, b = operands(1000, 1000, 3000, False, seed=3)
+    a, b = accuracy_operands(1000, 1000, 3000, False, seed=3)
     first = gemmtiles.sgemm(a, b, variant=tier)
     for _ in range(3):
         assert torch.equal(gemmtiles.sgemm(a, b, variant=tier), first)
