@@ -4,6 +4,7 @@ The CUDA extension is built whenever torch was built with CUDA and nvcc is found
 need not be visible — otherwise the CPU-only extension (CPU tiers, op schemas, fake kernels).
 """
 
+import functools
 import glob
 import importlib.util
 import os
@@ -114,6 +115,7 @@ SM90A_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexp
                "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
 
 
+@functools.lru_cache(maxsize=None)
 def _cutlass_include():
     """CUTLASS's headers: $CUTLASS_PATH/include, else those the nvidia-cutlass package ships
     (found without importing it)."""
@@ -134,16 +136,18 @@ def _arch_list_has_hopper() -> bool:
     return any(arch.split("+")[0] in ("9.0", "9.0a") for arch in archs)
 
 
-def _sm90a_sources():
-    """The sm_90a sources to build, or [] (with the reason printed) when this build has none."""
+@functools.lru_cache(maxsize=None)
+def _sm90a_sources() -> tuple:
+    """The sm_90a sources to build, or () (with the reason printed, once) when this build has
+    none."""
     sources = sorted(glob.glob(os.path.join(SM90A_DIR, "*.cu")))
     if not sources or torch.version.hip is not None or not _arch_list_has_hopper():
-        return []
+        return ()
     if _cutlass_include() is None:
         print("gemmtiles: CUTLASS's headers were not found (python -m pip install --no-deps "
               "nvidia-cutlass, or set CUTLASS_PATH): building without the tensor-core tiers")
-        return []
-    return sources
+        return ()
+    return tuple(sources)
 
 
 class _BuildExtension(BuildExtension):
@@ -179,7 +183,7 @@ def _extension():
         cuda_sources = [src for src in cuda_sources if os.path.normpath(src) not in skip]
         nvcc = ["-O3"]
     elif _sm90a_sources():
-        cuda_sources += _sm90a_sources()
+        cuda_sources += list(_sm90a_sources())
         macros.append(("GEMMTILES_SM90A", "1"))
     sources += cuda_sources
     return CUDAExtension("gemmtiles._C", sources, define_macros=macros,
