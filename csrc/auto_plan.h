@@ -8,45 +8,106 @@
 
 namespace gemmtiles {
 
-enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor };
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
     case AutoKernel::kSkinnyKMajor: return "skinny_kmajor";
     case AutoKernel::kSkinnyNMajor: return "skinny_nmajor";
+    case AutoKernel::kSplitTile: return "split_tile";
     default: return "warptile";
   }
 }
 
 struct AutoPlan {
   AutoKernel kernel;
-  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8, 16 or 32)
-  int nw = 0;          // skinny: columns of B per warp (kmajor), or column groups per lane (nmajor)
+  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4 or 8);
+                       // split_tile: rows of the block tile (32, 64 or 128)
+  int nw = 0;          // skinny: columns of B per warp (kmajor), or column groups per lane (nmajor);
+                       // split_tile: columns of the block tile (128 or 256)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
-  int64_t splits = 1;  // skinny: blocks along K
-  int64_t k_slice = 0; // skinny: K per split, a multiple of 32
+  int64_t splits = 1;  // blocks along K
+  int64_t k_slice = 0; // K per split: a multiple of 32 (skinny) or 8 (split_tile)
 };
 
 // Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
-inline constexpr int64_t kSkinnyMaxM = 32;
+// From 9 rows on the 32-row split tile is faster (H100, 16 x 4096 x 4096: 48 us against 69;
+// at 8 rows the two are within 2% on square weights and skinny is faster by 5-20% on the
+// wider ones: scripts/tune_auto.cu).
+inline constexpr int64_t kSkinnyMaxM = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
+// Rows up to which a single problem (batch 1, row-major A) runs on the split-K tile kernels;
+// past it warptile's own grid has waves enough.
+inline constexpr int64_t kSplitTileMaxM = 2048;
+
+// The split-K tile configurations (csrc/cuda/auto_launch.cuh): block tile rows and columns,
+// resident blocks per SM, and the rate of useful work per SM relative to 128 x 256's (H100,
+// scripts/tune_auto.cu: the small tiles' fewer FMAs per shared load cost 15-20%).
+struct SplitTileShape {
+  int bm, bn, blocks_per_sm;
+  double rate;
+};
+inline constexpr SplitTileShape kSplitTiles[] = {{32, 128, 6, 0.8}, {64, 128, 3, 0.85}, {128, 256, 1, 1.0}};
+
+inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
+// the fewest splits that minimise the modelled time, in units of one k step of a full wave
+// of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a
+// block's fixed cost, kSplitBlockCost steps: its prologue and its partial tile's store), plus
+// the reduction pass, which reads every split's partial product and writes the output
+// (kSplitReduceOutputs outputs per step at ~2.5 TB/s). Fitted to scripts/tune_auto.cu's
+// best split counts on 29 shapes: it picks the best or one within 5% of it.
+inline constexpr int64_t kSplitBlockCost = 64;
+inline constexpr double kSplitReduceOutputs = 81000.0;
+
+inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, int64_t K) {
+  const int64_t max_splits = std::max<int64_t>(1, std::min<int64_t>(48, K / 128));
+  int64_t best = 1;
+  double best_cost = 0;
+  for (int64_t s = 1; s <= max_splits; ++s) {
+    double cost = double(ceil_div64(tiles * s, slots)) * double(ceil_div64(K, s) + kSplitBlockCost);
+    if (s > 1) cost += double(s + 1) * double(M) * double(N) / kSplitReduceOutputs;
+    if (s == 1 || cost < best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
 
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
 // b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
+// a_kmajor: A is row-major (unit column stride), as activations are.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
-                          bool b_vec, int64_t sms) {
-  if (M > kSkinnyMaxM || batch > 65535 || K == 0) return {AutoKernel::kWarptile};
+                          bool b_vec, int64_t sms, bool a_kmajor = true) {
+  if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
+  if (M > kSkinnyMaxM) {
+    if (batch != 1 || !a_kmajor || M > kSplitTileMaxM) return {AutoKernel::kWarptile};
+    // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
+    const SplitTileShape* best = nullptr;
+    double best_rows = 0;
+    for (const SplitTileShape& t : kSplitTiles) {
+      const double rows = double(ceil_div64(M, t.bm) * t.bm) / t.rate;
+      if (!best || rows < best_rows) best = &t, best_rows = rows;
+    }
+    const int64_t tiles = ceil_div64(M, best->bm) * ceil_div64(N, best->bn);
+    AutoPlan plan{AutoKernel::kSplitTile, best->bm, best->bn};
+    const int64_t splits = best_splits(tiles, int64_t(best->blocks_per_sm) * sms, M, N, K);
+    // One split of the widest tile is warptile itself, which picks its own tile shape.
+    if (splits == 1 && best->bm == 128) return {AutoKernel::kWarptile};
+    plan.k_slice = (ceil_div64(K, splits) + 7) / 8 * 8;
+    plan.splits = ceil_div64(K, plan.k_slice);
+    return plan;
+  }
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
-  plan.mt = M <= 4 ? 4 : M <= 8 ? 8 : M <= 16 ? 16 : 32;
+  plan.mt = M <= 4 ? 4 : 8;
   plan.w = b_vec ? 4 : 1;
   plan.nw = b_kmajor ? (plan.mt <= 8 ? 4 : 2) : (plan.mt <= 8 && !b_vec ? 4 : 1);
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32 * plan.w);
-  const int64_t blocks = (N + cols - 1) / cols * batch;
-  const int64_t want = std::max<int64_t>(1, (kSkinnyBlocksPerSm * sms + blocks - 1) / blocks);
-  const int64_t splits = std::min<int64_t>({want, (K + 31) / 32, 65535});
-  plan.k_slice = ((K + splits - 1) / splits + 31) / 32 * 32;
-  plan.splits = (K + plan.k_slice - 1) / plan.k_slice;
+  const int64_t blocks = ceil_div64(N, cols) * batch;
+  const int64_t want = std::max<int64_t>(1, ceil_div64(kSkinnyBlocksPerSm * sms, blocks));
+  const int64_t splits = std::min<int64_t>({want, ceil_div64(K, 32), 65535});
+  plan.k_slice = (ceil_div64(K, splits) + 31) / 32 * 32;
+  plan.splits = ceil_div64(K, plan.k_slice);
   return plan;
 }
 

@@ -21,6 +21,10 @@ struct GemmProblem {
   float* out;      // out: (batch, M, N), unit column stride
   int64_t out_bs, out_rs;
   float alpha, beta;
+  // Split K (the tile kernels' SPLIT_K mode, auto.cu): when > 0, blockIdx.z numbers slices
+  // of K of k_split each (the last one shorter), whose operands the batch strides step to;
+  // each slice writes its partial product, and a second pass adds them.
+  int64_t k_split = 0;
 };
 
 }  // namespace gemmtiles

@@ -81,15 +81,16 @@ PyObject* py_registered_tiers(PyObject*, PyObject*) {
   return list;
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms)
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True)
 //   -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs.
 PyObject* py_auto_plan(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "LLLLppL", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms)) return nullptr;
+  int b_kmajor, b_vec, a_kmajor = 1;
+  if (!PyArg_ParseTuple(args, "LLLLppL|p", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor))
+    return nullptr;
   const gemmtiles::AutoPlan plan =
-      gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms);
+      gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms, a_kmajor != 0);
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
@@ -157,7 +158,7 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"registered_tiers", py_registered_tiers, METH_NOARGS,
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
     {"op_index", py_op_index, METH_VARARGS,

@@ -26,7 +26,7 @@ from ._tiers import BY_NAME
 SQUARES = [256, 512, 1024, 2048, 4096, 8192]
 TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
 TRANSFORMER_M = [1, 32, 128, 2048, 8192]
-SMALL_M = [1, 8, 16, 32, 64]
+SMALL_M = [1, 8, 16, 32, 64, 128, 256, 512]
 GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "all")
 
 

@@ -27,6 +27,10 @@ CASES = [
     (5, 4099, 1031, "row", "col", 1, 1, None),  # auto's split-K skinny kernels
     (31, 700, 300, "col", "row", 3, 2, 2),
     (3, 20000, 40, "row", "col", 0, 0, None),  # auto's skinny kernel with K whole
+    (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
+    (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows,
+    (200, 1030, 3001, "row", "col", 2, 0, None),  # 128 x 256,
+    (16, 1, 1, "row", "row", 0, 0, None),  # K whole
 ]
 
 

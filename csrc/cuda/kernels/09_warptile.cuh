@@ -58,7 +58,9 @@ struct WarptileConfig {
   static dim3 block() { return dim3(kThreads); }
 };
 
-template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
+// SPLIT_K: blockIdx.z is a slice of K (GemmProblem::k_split), not a batch entry; the
+// launcher points the batch strides at the slices' first k and the output at a workspace.
+template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR, bool SPLIT_K = false>
 __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) warptile_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
   constexpr int TM = Cfg::TM, TN = Cfg::TN, WMITER = Cfg::WMITER, WNITER = Cfg::WNITER;
@@ -73,6 +75,8 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) warptile
   float* const Bs = smem + 2 * kSliceA;
 
   const BatchView v = batch_view(p);
+  const int64_t k_rest = p.K - int64_t(blockIdx.z) * p.k_split;
+  const int64_t K = !SPLIT_K ? p.K : k_rest < p.k_split ? k_rest : p.k_split;
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
   const int lm0 = lane / (WSUBN / TN) * TM, ln0 = lane % (WSUBN / TN) * TN;
@@ -91,24 +95,24 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) warptile
   // Blocks away from the right and bottom edges, with aligned operands, load every slice but
   // the last partial one without bounds checks.
   const bool interior = vec_a && vec_b && m0 + BM <= p.M && n0 + BN <= p.N;
-  la.load(a, lda, p.M - m0, p.K, vec_a);
-  lb.load(b, ldb, p.N - n0, p.K, vec_b);
+  la.load(a, lda, p.M - m0, K, vec_a);
+  lb.load(b, ldb, p.N - n0, K, vec_b);
   la.store(As);
   lb.store(Bs);
   __syncthreads();
   // One K slice computed from buffer `cur` while the next is staged into buffer cur ^ 1.
   auto slice = [&](auto buf, int64_t k0) {
     constexpr int cur = decltype(buf)::value;
-    const bool has_next = k0 + BK < p.K;
+    const bool has_next = k0 + BK < K;
     if (has_next) {
       a += LoadA::k_step(lda);
       b += LoadB::k_step(ldb);
-      if (interior && k0 + 2 * BK <= p.K) {
+      if (interior && k0 + 2 * BK <= K) {
         la.load_interior(a, lda);
         lb.load_interior(b, ldb);
       } else {
-        la.load(a, lda, p.M - m0, p.K - k0 - BK, vec_a);
-        lb.load(b, ldb, p.N - n0, p.K - k0 - BK, vec_b);
+        la.load(a, lda, p.M - m0, K - k0 - BK, vec_a);
+        lb.load(b, ldb, p.N - n0, K - k0 - BK, vec_b);
       }
     }
     const float* as = As + cur * kSliceA;
@@ -141,9 +145,9 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) warptile
   };
   for (int64_t k0 = 0;;) {
     slice(std::integral_constant<int, 0>{}, k0);
-    if ((k0 += BK) >= p.K) break;
+    if ((k0 += BK) >= K) break;
     slice(std::integral_constant<int, 1>{}, k0);
-    if ((k0 += BK) >= p.K) break;
+    if ((k0 += BK) >= K) break;
   }
 
   const bool vec_out = out_vec_ok(p);

@@ -1,4 +1,4 @@
-// Small M (decode, small batches): out = A @ B with M <= 32 rows, bound by reading B.
+// Small M (decode, small batches): out = A @ B with M <= 8 rows, bound by reading B.
 //
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
 // time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
@@ -32,7 +32,7 @@ struct SkinnyConfig {
   static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS;
   // Rows of B (N-major) a lane loads before using any: fewer with more rows of A, whose
   // accumulators need the registers.
-  static constexpr int kPrefetch = MT <= 4 ? 8 : MT <= 8 ? 4 : MT <= 16 ? 2 : 1;
+  static constexpr int kPrefetch = MT <= 4 ? 8 : MT <= 8 ? 4 : 2;
   static_assert(KC % kPrefetch == 0, "rows of B are prefetched in whole groups");
   static constexpr int kWarps = 8, kThreads = 32 * kWarps;
   static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");

@@ -1,0 +1,119 @@
+// The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
+// kernels (10_skinny.cuh) for up to 8 rows, and warptile's kernel split along K for up to a
+// few thousand rows. Torch-free, so that scripts/tune_auto.cu times exactly what auto.cu runs;
+// the caller provides the workspace (auto_workspace floats) and checks the launches.
+//
+// Split K for the tile kernel: a problem with too few output tiles for the GPU (33 to a few
+// hundred rows against a 4096-wide weight make 32-100 tiles of 128 x 128 for 132 SMs) runs the
+// whole tile grid once per slice of K, each slice writing its partial product to the
+// workspace; split_k_reduce_kernel then adds the slices in a fixed order and applies alpha,
+// beta and c, so the result is the same bits on every run. 32- and 64-row tiles waste no
+// arithmetic on rows that do not exist.
+#pragma once
+
+#include <cstdint>
+
+#include "../auto_plan.h"
+#include "configs.h"
+#include "kernels/10_skinny.cuh"
+
+namespace gemmtiles {
+
+// The split-K tile configurations (kSplitTiles in auto_plan.h): 32 x 128 (2 warps) and
+// 64 x 128 (4 warps) with warptile's 4 x 4 fragments and several blocks per SM (168 and 165
+// registers, no spills), and warptile's large 128 x 256 tile (WarptileLarge).
+using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
+using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
+
+// Floats of workspace the plan needs: one partial product per split, when K is split.
+inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
+  return plan.splits > 1 ? plan.splits * p.batch * p.M * p.N : 0;
+}
+
+inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws, cudaStream_t stream) {
+  const int64_t outputs = p.batch * p.M * p.N;
+  split_k_reduce_kernel<<<static_cast<unsigned>((outputs + 255) / 256), 256, 0, stream>>>(p, splits, ws);
+}
+
+// A batch-1 problem with row-major A, K in plan.splits slices of plan.k_slice.
+template <class Cfg, bool B_KMAJOR>
+void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  auto kernel = warptile_kernel<Cfg, true, B_KMAJOR, true>;
+  if (Cfg::kSmemBytes > 48 * 1024)
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes));
+  const dim3 grid(static_cast<unsigned>((p.N + Cfg::BN - 1) / Cfg::BN),
+                  static_cast<unsigned>((p.M + Cfg::BM - 1) / Cfg::BM), static_cast<unsigned>(plan.splits));
+  GemmProblem q = p;
+  q.k_split = plan.k_slice;
+  if (plan.splits > 1) {
+    q.batch = plan.splits;
+    q.a_bs = plan.k_slice * p.a_cs;  // slice s starts at k = s * k_slice
+    q.b_bs = plan.k_slice * p.b_rs;
+    q.c = nullptr;
+    q.alpha = 1.0f;
+    q.beta = 0.0f;
+    q.out = ws;
+    q.out_rs = p.N;
+    q.out_bs = p.M * p.N;
+  }
+  kernel<<<grid, Cfg::block(), Cfg::kSmemBytes, stream>>>(q);
+  if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
+}
+
+template <class Cfg>
+void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
+                   float* ws, cudaStream_t stream) {
+  const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
+  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? 1 : 32 * plan.w);
+  const dim3 grid(static_cast<unsigned>((p.N + cols - 1) / cols), static_cast<unsigned>(plan.splits),
+                  static_cast<unsigned>(p.batch));
+  const SkinnySplit s{plan.k_slice, plan.splits > 1 ? ws : nullptr};
+  kernel<<<grid, Cfg::kThreads, 0, stream>>>(p, s);
+  if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
+}
+
+// The skinny configurations for MT rows (auto_plan chooses NW the same way): column-major
+// B, NW columns per warp; row-major B, one float4 group per lane, or NW single columns.
+template <int MT>
+void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
+    // Longer staged slices of A for fewer rows: fewer barriers between a warp's loads.
+    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), 2, (MT <= 4 ? 1024 : 256)>;
+    launch_skinny<Cfg>(p, plan, plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4> : skinny_kmajor_kernel<Cfg, 1>,
+                       ws, stream);
+  } else if (plan.w == 4) {
+    using Cfg = SkinnyConfig<MT, 1, 2>;
+    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 4>, ws, stream);
+  } else {
+    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 1), 2>;
+    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>, ws, stream);
+  }
+}
+
+// Launches a skinny or split_tile plan; false for a plan that is not auto's own (warptile,
+// the tensor-core tiers), which the caller launches.
+inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  const bool b_kmajor = p.b_cs != 1;
+  switch (plan.kernel) {
+    case AutoKernel::kSkinnyKMajor:
+    case AutoKernel::kSkinnyNMajor:
+      plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
+      return true;
+    case AutoKernel::kSplitTile:
+      if (plan.mt == 32) {
+        b_kmajor ? launch_split_tile<SplitTile32, true>(p, plan, ws, stream)
+                 : launch_split_tile<SplitTile32, false>(p, plan, ws, stream);
+      } else if (plan.mt == 64) {
+        b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
+                 : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
+      } else {
+        b_kmajor ? launch_split_tile<WarptileLarge, true>(p, plan, ws, stream)
+                 : launch_split_tile<WarptileLarge, false>(p, plan, ws, stream);
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace gemmtiles
