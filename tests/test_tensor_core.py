@@ -55,7 +55,8 @@ def test_tf32x3_is_more_accurate_than_tf32():
 @needs("tf32x3")
 @pytest.mark.parametrize("precision,tier", [("highest", "warptile"), ("high", "tf32x3"), ("medium", "tf32")])
 def test_auto_follows_float32_matmul_precision(precision, tier):
-    a, b = accuracy_operands(512, 512, 1024, False, seed=2)
+    # Past the split tiles' 2048 rows, so that "highest" runs warptile itself.
+    a, b = accuracy_operands(2560, 256, 1024, False, seed=2)
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
     try:
