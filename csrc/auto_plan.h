@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace gemmtiles {
 
@@ -74,12 +78,90 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
   return best;
 }
 
+// A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
+// layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
+//   <NN|NT> <m> <n> <k> <skinny|split_tile|warptile> <tile rows> <splits>
+// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile, else 0.
+// An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
+// bucket; anything else, and any bucket the table lacks, takes the heuristic.
+inline int64_t auto_bucket(int64_t x) {
+  // Quarter powers of two: 4096 -> 4096, 4097 -> 5120, 11008 -> 12288, 96 -> 96, 100 -> 112.
+  if (x <= 8) return x;
+  int e = 0;
+  while ((int64_t(1) << (e + 1)) <= x) ++e;
+  const int64_t step = int64_t(1) << (e - 2);
+  return (x + step - 1) / step * step;
+}
+
+struct AutoTableEntry {
+  bool b_kmajor;
+  int64_t m, n, k;
+  AutoKernel kernel;
+  int rows;
+  int64_t splits;
+};
+
+struct AutoTable {
+  std::vector<AutoTableEntry> entries;
+
+  // Parses a table's text; throws std::invalid_argument naming the line that is not an entry.
+  static AutoTable parse(const std::string& text) {
+    AutoTable t;
+    std::istringstream lines(text);
+    std::string line;
+    for (int no = 1; std::getline(lines, line); ++no) {
+      line = line.substr(0, line.find('#'));
+      std::istringstream f(line);
+      std::string layout, kernel;
+      AutoTableEntry e{};
+      if (!(f >> layout)) continue;  // blank or comment
+      std::string rest;
+      const bool ok = (f >> e.m >> e.n >> e.k >> kernel >> e.rows >> e.splits) && !(f >> rest) &&
+                      (layout == "NN" || layout == "NT") && e.m > 0 && e.n > 0 && e.k > 0 &&
+                      e.splits >= 1 && e.splits <= 4096;
+      const bool tile = kernel == "split_tile" && (e.rows == 32 || e.rows == 64 || e.rows == 128);
+      if (!ok || !(tile || kernel == "skinny" || kernel == "warptile")) {
+        throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
+                                    "<skinny|split_tile|warptile> rows splits', got '" + line + "'");
+      }
+      e.b_kmajor = layout == "NT";
+      e.kernel = tile ? AutoKernel::kSplitTile
+                      : kernel == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
+      t.entries.push_back(e);
+    }
+    return t;
+  }
+
+  const AutoTableEntry* find(int64_t M, int64_t N, int64_t K, bool b_kmajor) const {
+    const int64_t m = auto_bucket(M), n = auto_bucket(N), k = auto_bucket(K);
+    const AutoTableEntry* hit = nullptr;  // the last entry of a bucket wins
+    for (const AutoTableEntry& e : entries)
+      if (e.b_kmajor == b_kmajor && e.m == m && e.n == n && e.k == k) hit = &e;
+    return hit;
+  }
+};
+
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
 // b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
 // a_kmajor: A is row-major (unit column stride), as activations are.
+inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
+                            bool b_vec, int64_t sms, int64_t splits = 0);
+inline AutoPlan split_tile_plan(int rows, int64_t K, int64_t splits);
+
+// table: the tuned table for this GPU, or nullptr (the heuristic alone).
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
-                          bool b_vec, int64_t sms, bool a_kmajor = true) {
+                          bool b_vec, int64_t sms, bool a_kmajor = true,
+                          const AutoTable* table = nullptr) {
   if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
+  if (table && batch == 1 && a_kmajor) {
+    if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
+      if (e->kernel == AutoKernel::kSplitTile && M <= kSplitTileMaxM)
+        return split_tile_plan(e->rows, K, e->splits);
+      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= kSkinnyMaxM)
+        return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
+      if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
+    }
+  }
   if (M > kSkinnyMaxM) {
     if (batch != 1 || !a_kmajor || M > kSplitTileMaxM) return {AutoKernel::kWarptile};
     // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
@@ -90,22 +172,35 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (!best || rows < best_rows) best = &t, best_rows = rows;
     }
     const int64_t tiles = ceil_div64(M, best->bm) * ceil_div64(N, best->bn);
-    AutoPlan plan{AutoKernel::kSplitTile, best->bm, best->bn};
     const int64_t splits = best_splits(tiles, int64_t(best->blocks_per_sm) * sms, M, N, K);
     // One split of the widest tile is warptile itself, which picks its own tile shape.
     if (splits == 1 && best->bm == 128) return {AutoKernel::kWarptile};
-    plan.k_slice = (ceil_div64(K, splits) + 7) / 8 * 8;
-    plan.splits = ceil_div64(K, plan.k_slice);
-    return plan;
+    return split_tile_plan(best->bm, K, splits);
   }
+  return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
+}
+
+// The split tile of `rows` rows (128: 128 x 256) with K in `splits` slices of a multiple of 8
+// (fewer when K is short).
+inline AutoPlan split_tile_plan(int rows, int64_t K, int64_t splits) {
+  AutoPlan plan{AutoKernel::kSplitTile, rows, rows == 128 ? 256 : 128};
+  splits = std::max<int64_t>(1, std::min(splits, ceil_div64(K, 8)));
+  plan.k_slice = (ceil_div64(K, splits) + 7) / 8 * 8;
+  plan.splits = ceil_div64(K, plan.k_slice);
+  return plan;
+}
+
+// The skinny kernel for M <= kSkinnyMaxM rows; splits 0: enough for two blocks per SM.
+inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
+                            bool b_vec, int64_t sms, int64_t splits) {
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
   plan.mt = M <= 4 ? 4 : 8;
   plan.w = b_vec ? 4 : 1;
   plan.nw = b_kmajor ? (plan.mt <= 8 ? 4 : 2) : (plan.mt <= 8 && !b_vec ? 4 : 1);
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32 * plan.w);
   const int64_t blocks = ceil_div64(N, cols) * batch;
-  const int64_t want = std::max<int64_t>(1, ceil_div64(kSkinnyBlocksPerSm * sms, blocks));
-  const int64_t splits = std::min<int64_t>({want, ceil_div64(K, 32), 65535});
+  const int64_t want = splits > 0 ? splits : std::max<int64_t>(1, ceil_div64(kSkinnyBlocksPerSm * sms, blocks));
+  splits = std::min<int64_t>({want, ceil_div64(K, 32), 65535});
   plan.k_slice = (ceil_div64(K, splits) + 31) / 32 * 32;
   plan.splits = ceil_div64(K, plan.k_slice);
   return plan;

@@ -6,6 +6,8 @@
 #include <Python.h>
 
 #include <cctype>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include <torch/library.h>
 
 #include "auto_plan.h"
+#include "auto_table.h"
 #include "register.h"
 
 namespace gemmtiles {
@@ -81,18 +84,90 @@ PyObject* py_registered_tiers(PyObject*, PyObject*) {
   return list;
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True)
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None)
 //   -> (kernel, mt, nw, w, splits, k_slice):
-// what the auto tier runs for that problem on a GPU with `sms` SMs.
+// what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
+// whose text is `table` (None: the heuristic alone).
 PyObject* py_auto_plan(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int b_kmajor, b_vec, a_kmajor = 1;
-  if (!PyArg_ParseTuple(args, "LLLLppL|p", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor))
+  const char* text = nullptr;
+  if (!PyArg_ParseTuple(args, "LLLLppL|pz", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text))
     return nullptr;
-  const gemmtiles::AutoPlan plan =
-      gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms, a_kmajor != 0);
+  gemmtiles::AutoTable table;
+  if (text) {
+    try {
+      table = gemmtiles::AutoTable::parse(text);
+    } catch (const std::invalid_argument& e) {
+      PyErr_SetString(PyExc_ValueError, (std::string("auto_plan: table: ") + e.what()).c_str());
+      return nullptr;
+    }
+  }
+  const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
+                                                        a_kmajor != 0, text ? &table : nullptr);
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
+}
+
+// gemmtiles._C.auto_bucket(x) -> the bucket key of a dimension in a tuned table.
+PyObject* py_auto_bucket(PyObject*, PyObject* args) {
+  long long x;
+  if (!PyArg_ParseTuple(args, "L", &x)) return nullptr;
+  return PyLong_FromLongLong(gemmtiles::auto_bucket(x));
+}
+
+// gemmtiles._C.auto_table_file(gpu_name) -> the file name of that GPU's tuned table.
+PyObject* py_auto_table_file(PyObject*, PyObject* args) {
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
+  return PyUnicode_FromString(gemmtiles::auto_table_file(name).c_str());
+}
+
+// gemmtiles._C.set_auto_table_dirs(dirs): where devices look for their tables, in order.
+PyObject* py_set_auto_table_dirs(PyObject*, PyObject* args) {
+  PyObject* seq;
+  if (!PyArg_ParseTuple(args, "O", &seq)) return nullptr;
+  PyObject* fast = PySequence_Fast(seq, "set_auto_table_dirs: expected a sequence of str");
+  if (!fast) return nullptr;
+  std::vector<std::string> dirs;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i) {
+    const char* d = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+    if (!d) {
+      Py_DECREF(fast);
+      return nullptr;
+    }
+    dirs.emplace_back(d);
+  }
+  Py_DECREF(fast);
+  gemmtiles::set_auto_table_dirs(std::move(dirs));
+  Py_RETURN_NONE;
+}
+
+// gemmtiles._C.set_auto_table(device, text, source): device's table from text (None: forget
+// it; the next call loads it from the directories).
+PyObject* py_set_auto_table(PyObject*, PyObject* args) {
+  int device;
+  const char* text;
+  const char* source = "";
+  if (!PyArg_ParseTuple(args, "iz|s", &device, &text, &source)) return nullptr;
+  std::shared_ptr<const gemmtiles::AutoTable> table;
+  if (text) {
+    try {
+      table = std::make_shared<const gemmtiles::AutoTable>(gemmtiles::AutoTable::parse(text));
+    } catch (const std::invalid_argument& e) {
+      PyErr_SetString(PyExc_ValueError, (std::string(source) + ": " + e.what()).c_str());
+      return nullptr;
+    }
+  }
+  gemmtiles::set_auto_table(device, std::move(table), source);
+  Py_RETURN_NONE;
+}
+
+// gemmtiles._C.auto_table_source(device) -> where device's table came from (auto_table.h).
+PyObject* py_auto_table_source(PyObject*, PyObject* args) {
+  int device;
+  if (!PyArg_ParseTuple(args, "i", &device)) return nullptr;
+  return PyUnicode_FromString(gemmtiles::auto_table_source(device).c_str());
 }
 
 #ifndef GEMMTILES_SM90A
@@ -158,7 +233,15 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+    {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
+    {"auto_table_file", py_auto_table_file, METH_VARARGS, "auto_table_file(gpu_name): the file name of its tuned table."},
+    {"set_auto_table_dirs", py_set_auto_table_dirs, METH_VARARGS,
+     "set_auto_table_dirs(dirs): where each device looks for its tuned table on its first auto call."},
+    {"set_auto_table", py_set_auto_table, METH_VARARGS,
+     "set_auto_table(device, text, source=''): the device's tuned table from its text (None: reload from the directories)."},
+    {"auto_table_source", py_auto_table_source, METH_VARARGS,
+     "auto_table_source(device): the path of the device's tuned table, '' for none, or 'not loaded'."},
     {"registered_tiers", py_registered_tiers, METH_NOARGS,
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
     {"op_index", py_op_index, METH_VARARGS,

@@ -8,6 +8,7 @@ import numbers
 
 import torch
 
+from . import _tables
 from ._tiers import BY_NAME, DEFAULT_TIER, DEVICES, default_tier
 
 REBUILD = "python -m pip install --no-build-isolation -e .   (in the gemmtiles source folder)"
@@ -34,6 +35,7 @@ def _load_extension():
 
 
 _C = _load_extension()
+_tables.install(_C)
 
 __all__ = ["check_args", "has_kernel", "lookup", "op", "op_for", "resolve", "REGISTERED"]
 

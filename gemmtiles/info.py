@@ -23,11 +23,17 @@ def config() -> dict:
                  "sm_90a kernels (tf32, tf32x3)": sm90a_built()}
     except ImportError:
         built = {}
+    from . import _tables
+    from ._ops import _C
+
     gpus = []
     if torch.cuda.is_available():
         for d in range(torch.cuda.device_count()):
             major, minor = torch.cuda.get_device_capability(d)
-            gpus.append(f"cuda:{d} {torch.cuda.get_device_name(d)} (compute capability {major}.{minor})")
+            name = torch.cuda.get_device_name(d)
+            table = _tables.find(_C, name)
+            gpus.append(f"cuda:{d} {name} (compute capability {major}.{minor}; auto's tuned table: "
+                        f"{table if table else 'none, the heuristic'})")
     runs = {}
     for device in DEVICES:
         if device == "cuda" and not gpus:

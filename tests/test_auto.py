@@ -113,3 +113,95 @@ def test_split_k_is_deterministic(m, layout):
     first = torch.ops.gemmtiles.auto(a, b)
     for _ in range(3):
         assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
+
+
+# The tuned tables (python -m gemmtiles.tune): format, buckets, and that auto follows them.
+
+def test_table_entry_decides_the_plan():
+    table = "# a comment\n\nNT 32 4096 4096 split_tile 64 5   # 32x4096x4096 NT\nNN 8 4096 4096 skinny 0 7\n"
+    plan = _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, table)
+    assert plan[:2] == ("split_tile", 64) and plan[4] == 5 and plan[5] == 824
+    # The same bucket: 30 rows round to 32, 4000 to 4096.
+    assert _C.auto_plan(30, 4000, 4000, 1, True, True, H100_SMS, True, table)[:2] == ("split_tile", 64)
+    assert _C.auto_plan(8, 4096, 4096, 1, False, True, H100_SMS, True, table)[4] == 7
+    # Not in the table, batched, or A column-major: the heuristic.
+    for args in [(32, 4096, 4096, 1, False, True), (33, 4096, 4096, 1, True, True),
+                 (32, 4096, 4096, 2, True, True)]:
+        assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
+    assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False, table)[0] == "warptile"
+    # An entry a problem cannot take (skinny past 8 rows) falls back to the heuristic.
+    bad_fit = "NT 32 4096 4096 skinny 0 4"
+    assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, bad_fit) == \
+        _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS)
+
+
+@pytest.mark.parametrize("x,bucket", [(1, 1), (8, 8), (9, 10), (96, 96), (100, 112), (4096, 4096),
+                                      (4097, 5120), (11008, 12288)])
+def test_table_buckets(x, bucket):
+    assert _C.auto_bucket(x) == bucket
+
+
+@pytest.mark.parametrize("line", ["NN 32 4096", "TT 32 4096 4096 warptile 0 1", "NN 32 4096 4096 fast 0 1",
+                                  "NN 32 4096 4096 split_tile 48 2", "NN 32 4096 4096 warptile 0 0",
+                                  "NN 32 4096 4096 warptile 0 1 extra"])
+def test_table_that_does_not_parse_names_the_line(line):
+    with pytest.raises(ValueError, match=r"line 2: expected"):
+        _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, "# header\n" + line)
+
+
+def _shipped_entries():
+    from gemmtiles import _tables
+
+    for path in sorted(_tables.SHIPPED.glob("*.txt")):
+        for line in path.read_text().splitlines():
+            fields = line.split("#")[0].split()
+            if fields:
+                yield path, fields
+
+
+def test_shipped_tables_are_followed():
+    entries = list(_shipped_entries())
+    if not entries:
+        pytest.skip("no tuned table is shipped")
+    for path, (layout, m, n, k, kernel, rows, splits) in entries:
+        m, n, k = int(m), int(n), int(k)
+        plan = _C.auto_plan(m, n, k, 1, layout == "NT", True, H100_SMS, True, path.read_text())
+        # The last entry of a bucket wins; shipped tables have one per bucket.
+        if kernel == "split_tile":
+            assert plan[:2] == ("split_tile", int(rows)) and plan[4] <= int(splits), (path, layout, m, n, k)
+        elif kernel == "skinny":
+            assert plan[0].startswith("skinny") and plan[4] <= int(splits), (path, layout, m, n, k)
+        else:
+            assert plan[0] == "warptile", (path, layout, m, n, k)
+
+
+def test_table_names_its_gpu():
+    assert _C.auto_table_file("NVIDIA H100 80GB HBM3") == "NVIDIA_H100_80GB_HBM3.txt"
+
+
+@needs_cuda
+def test_auto_runs_the_table_it_is_given():
+    device = torch.cuda.current_device()
+    a = operand(50, 2003, "cuda", pad=1)
+    b = operand(2003, 515, "cuda", "col")
+    try:
+        for entry in ["NT 56 640 2048 split_tile 32 7", "NT 56 640 2048 split_tile 128 3",
+                      "NT 56 640 2048 warptile 0 1"]:
+            _C.set_auto_table(device, entry, "test")
+            assert _C.auto_table_source(device) == "test"
+            check_tier("auto", a, b)
+    finally:
+        _C.set_auto_table(device, None)
+    assert _C.auto_table_source(device) == "not loaded"
+
+
+@needs_cuda
+def test_tune_finds_a_correct_plan(tmp_path):
+    from gemmtiles import tune
+    from gemmtiles.bench import Shape
+
+    result = tune.tune_shape(Shape(24, 700, 900, "NT"), torch.device("cuda"), repeats=3, budget_s=0.01)
+    kernel, rows, splits, ms = result["best"]
+    assert kernel in ("warptile", "split_tile") and ms > 0
+    assert result["entry"] == f"NT 24 768 1024 {kernel} {rows} {splits}"
+    assert _C.auto_table_source(torch.cuda.current_device()) == "not loaded"  # left as found

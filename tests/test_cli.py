@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gemmtiles
-from gemmtiles import bench, info
+from gemmtiles import bench, info, tune
 
 MISUSE = [
     ["--shapes", "nonsense"],
@@ -31,6 +31,35 @@ def test_bench_misuse_is_one_line_and_status_2(argv, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.bench: error: "), err
+
+
+TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"]]
+if not torch.cuda.is_available():
+    TUNE_MISUSE = [[]]  # nothing to tune without a GPU
+
+
+@pytest.mark.parametrize("argv", TUNE_MISUSE, ids=" ".join)
+def test_tune_misuse_is_one_line_and_status_2(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        tune.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.tune: error: "), err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_tune_writes_a_table_auto_reads(tmp_path, capsys):
+    out = tmp_path / "table.txt"
+    assert tune.main(["--shapes", "20x300x500,20x300x500:NT", "--out", str(out), "--repeats", "3"]) == 0
+    text = out.read_text()
+    assert text.startswith("# gemmtiles auto table for ") and "NT 20 320 512 " in text
+    from gemmtiles._ops import _C
+
+    device = torch.cuda.current_device()
+    try:
+        _C.set_auto_table(device, text, str(out))  # parses as auto reads it, or raises
+    finally:
+        _C.set_auto_table(device, None)
 
 
 def test_bench_runs_a_small_shape(tmp_path, capsys):

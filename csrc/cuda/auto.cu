@@ -1,6 +1,6 @@
-// The `auto` tier: per call, the kernel that suits the problem (auto_plan.h): the
-// bandwidth-bound skinny kernels for up to 8 rows, the split-K tile kernels for up to a few
-// thousand (auto_launch.cuh), warptile otherwise — or, where
+// The `auto` tier: per call, the kernel that suits the problem (auto_plan.h, with the GPU's
+// tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
+// 8 rows, the split-K tile kernels for up to 2048 (auto_launch.cuh), warptile otherwise — or, where
 // torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 
@@ -8,6 +8,7 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include "../auto_table.h"
 #include "auto_launch.cuh"
 #include "launch.h"
 #include "tensor_core.h"
@@ -43,8 +44,10 @@ void launch_auto(const GemmProblem& p) {
   const bool b_kmajor = p.b_cs != 1;
   const int64_t ld = b_kmajor ? p.b_cs : p.b_rs;
   const bool b_vec = (reinterpret_cast<uintptr_t>(p.b) & 15) == 0 && ld % 4 == 0 && p.b_bs % 4 == 0;
-  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec,
-                                  multiprocessors(c10::cuda::current_device()), p.a_cs == 1);
+  const c10::DeviceIndex device = c10::cuda::current_device();
+  const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
+  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device),
+                                  p.a_cs == 1, table.get());
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
     if (launch_tensor_core(p)) return;
   }
@@ -53,7 +56,7 @@ void launch_auto(const GemmProblem& p) {
   // returns, reused only by work queued after the reduction.
   at::Tensor ws;
   if (const int64_t floats = auto_workspace(p, plan)) {
-    ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
+    ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
   }
   launch_auto_plan(p, plan, ws.defined() ? ws.data_ptr<float>() : nullptr,
                    c10::cuda::getCurrentCUDAStream());

@@ -13,6 +13,7 @@ namespace {
 
 struct DeviceFacts {
   int cc, sms;
+  std::string name;
 };
 
 const DeviceFacts& facts(c10::DeviceIndex device) {
@@ -23,7 +24,7 @@ const DeviceFacts& facts(c10::DeviceIndex device) {
     for (size_t d = 0; d < all.size(); ++d) {
       cudaDeviceProp prop;
       C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, static_cast<int>(d)));
-      all[d] = {prop.major * 10 + prop.minor, prop.multiProcessorCount};
+      all[d] = {prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.name};
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -33,6 +34,7 @@ const DeviceFacts& facts(c10::DeviceIndex device) {
 
 int compute_capability(c10::DeviceIndex device) { return facts(device).cc; }
 int multiprocessors(c10::DeviceIndex device) { return facts(device).sms; }
+const std::string& gpu_name(c10::DeviceIndex device) { return facts(device).name; }
 
 at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
                          void (*launch)(const GemmProblem&), const at::Tensor& a,

@@ -60,10 +60,11 @@ void launch_tier(const GemmProblem& p, Kernel kernel, const char* op) {
   launch_tiles(p, kernel, Tier::BM, Tier::BN, Tier::block(), op);
 }
 
-// Compute capability of `device` as major * 10 + minor, and its number of SMs, read once
-// per device.
+// Compute capability of `device` as major * 10 + minor, its number of SMs and its name, read
+// once per device.
 int compute_capability(c10::DeviceIndex device);
 int multiprocessors(c10::DeviceIndex device);
+const std::string& gpu_name(c10::DeviceIndex device);
 
 // warptile.cu: the warptile tier, also one of auto's kernels.
 void launch_warptile(const GemmProblem& p);

@@ -1,0 +1,146 @@
+"""``python -m gemmtiles.tune``: measures the `auto` tier's candidate kernels on this GPU and
+writes the GPU's tuned table, which `auto` reads on its next start.
+
+For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
+itself: warptile, the split-K tiles (32, 64 and 128 rows) at 1-48 splits of K, and for up to
+8 rows the skinny kernel at several split counts; checks that each gives the heuristic's
+answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
+its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
+also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
+it uses its heuristic.
+
+    python -m gemmtiles.tune                       # the bench's shapes, to the user's cache
+    python -m gemmtiles.tune --shapes 24x5504x2048,24x2048x5504:NT --out table.txt
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from . import _tables
+from ._ops import _C
+from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, cublas_matmul, shape_set
+
+__all__ = ["default_shapes", "candidates", "tune_shape", "main"]
+
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
+SKINNY_SPLITS = (1, 2, 4, 8, 16, 32, 64)
+TUNED_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+
+
+def default_shapes() -> list[Shape]:
+    """The bench's small-M and transformer weights, M from 1 to 2048, NN and NT."""
+    return [Shape(m, n, k, layout) for (k, n) in TRANSFORMER_KN for m in TUNED_M for layout in ("NN", "NT")]
+
+
+def candidates(m: int, k: int) -> list[tuple[str, int, int]]:
+    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k."""
+    out = [("warptile", 0, 1)]
+    if m <= 2048:
+        rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
+        out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
+    if m <= 8:
+        out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
+    return out
+
+
+def _entry(shape: Shape, kernel: str, rows: int, splits: int) -> str:
+    keys = (_C.auto_bucket(x) for x in (shape.m, shape.n, shape.k))
+    return f"{shape.layout} {' '.join(map(str, keys))} {kernel} {rows} {splits}"
+
+
+def _operands(shape: Shape, device: torch.device):
+    g = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(shape.m, shape.k, device=device, generator=g)
+    if shape.layout == "NT":
+        b = torch.randn(shape.n, shape.k, device=device, generator=g).t()
+    else:
+        b = torch.randn(shape.k, shape.n, device=device, generator=g)
+    return a, b
+
+
+def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int = 25,
+               budget_s: float = 0.2) -> dict:
+    """Times every candidate for one shape on `device` (whose table is replaced meanwhile and
+    forgotten afterwards). Returns {"heuristic_ms", "cublas_ms", "best": (kernel, rows,
+    splits, ms), "entry": the table line}."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    a, b = _operands(shape, device)
+    auto = torch.ops.gemmtiles.auto.default
+    timing = dict(warmup=warmup, repeats=repeats, budget_s=budget_s)
+    try:
+        _C.set_auto_table(index, "", "gemmtiles.tune: the heuristic")
+        expected = auto(a, b)
+        heuristic_ms, _ = _timer(device, lambda: auto(a, b), **timing)
+        cublas_ms, _ = _timer(device, lambda: cublas_matmul(a, b, tf32=False), **timing)
+        tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
+        best = None
+        for kernel, rows, splits in candidates(shape.m, shape.k):
+            entry = _entry(shape, kernel, rows, splits)
+            _C.set_auto_table(index, entry, "gemmtiles.tune: a candidate")
+            out = auto(a, b)
+            if not (out - expected).abs().max().item() <= tol:
+                raise RuntimeError(f"gemmtiles.tune: {entry} gave a wrong product for {shape.label}")
+            ms, _ = _timer(device, lambda: auto(a, b), **timing)
+            if best is None or ms < best[3]:
+                best = (kernel, rows, splits, ms)
+    finally:
+        _C.set_auto_table(index, None)
+    return {"heuristic_ms": heuristic_ms, "cublas_ms": cublas_ms, "best": best,
+            "entry": _entry(shape, *best[:3])}
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = _Parser(prog="python -m gemmtiles.tune", description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda", help="the CUDA device to tune (default: the current one)")
+    p.add_argument("--shapes", default=None,
+                   help="MxNxK[:NT],... or a bench set (small, transformer, ...); default: M 1-2048 "
+                        "against the bench's transformer weights, NN and NT")
+    p.add_argument("--out", default=None, help="the table file (default: the user's cache, where auto looks)")
+    p.add_argument("--repeats", type=int, default=25)
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        p.error("no CUDA GPU is visible here: tuning measures kernels on the GPU it tunes")
+    device = torch.device(args.device)
+    if device.type != "cuda":
+        p.error(f"--device: expected a CUDA device, got {args.device!r}")
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    if device.index >= torch.cuda.device_count():
+        p.error(f"--device: {args.device!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
+    try:
+        shapes = shape_set(args.shapes, "cuda") if args.shapes else default_shapes()
+    except ValueError as e:
+        p.error(str(e))
+    name = torch.cuda.get_device_name(device)
+    out = Path(args.out) if args.out else _tables.user_dir() / _C.auto_table_file(name)
+    torch.cuda.set_device(device)
+    lines = [f"# gemmtiles auto table for {name} "
+             f"({torch.cuda.get_device_properties(device).multi_processor_count} SMs), "
+             f"written by python -m gemmtiles.tune on {datetime.date.today().isoformat()}",
+             "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto_plan.h)"]
+    print(f"tuning auto on {name} ({device}): {len(shapes)} shapes")
+    print(f"{'shape':22} {'cuBLAS us':>10} {'heuristic us':>13} {'tuned us':>9}  best")
+    for shape in shapes:
+        r = tune_shape(shape, device, repeats=args.repeats)
+        kernel, rows, splits, ms = r["best"]
+        print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
+              f"{kernel} {rows} x {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)
+        lines.append(r["entry"] + f"   # {shape.label}: {ms * 1e3:.1f} us, cuBLAS {r['cublas_ms'] * 1e3:.1f} us")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(lines) + "\n")
+    except OSError as e:
+        print(f"gemmtiles.tune: cannot write {out}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}" + ("" if args.out else " (auto reads it from the next process on)"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
