@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -105,32 +103,8 @@ struct AutoTable {
   std::vector<AutoTableEntry> entries;
 
   // Parses a table's text; throws std::invalid_argument naming the line that is not an entry.
-  static AutoTable parse(const std::string& text) {
-    AutoTable t;
-    std::istringstream lines(text);
-    std::string line;
-    for (int no = 1; std::getline(lines, line); ++no) {
-      line = line.substr(0, line.find('#'));
-      std::istringstream f(line);
-      std::string layout, kernel;
-      AutoTableEntry e{};
-      if (!(f >> layout)) continue;  // blank or comment
-      std::string rest;
-      const bool ok = (f >> e.m >> e.n >> e.k >> kernel >> e.rows >> e.splits) && !(f >> rest) &&
-                      (layout == "NN" || layout == "NT") && e.m > 0 && e.n > 0 && e.k > 0 &&
-                      e.splits >= 1 && e.splits <= 4096;
-      const bool tile = kernel == "split_tile" && (e.rows == 32 || e.rows == 64 || e.rows == 128);
-      if (!ok || !(tile || kernel == "skinny" || kernel == "warptile")) {
-        throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
-                                    "<skinny|split_tile|warptile> rows splits', got '" + line + "'");
-      }
-      e.b_kmajor = layout == "NT";
-      e.kernel = tile ? AutoKernel::kSplitTile
-                      : kernel == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
-      t.entries.push_back(e);
-    }
-    return t;
-  }
+  // Defined in auto_table.cpp (compiled by the host compiler alone).
+  static AutoTable parse(const std::string& text);
 
   const AutoTableEntry* find(int64_t M, int64_t N, int64_t K, bool b_kmajor) const {
     const int64_t m = auto_bucket(M), n = auto_bucket(N), k = auto_bucket(K);

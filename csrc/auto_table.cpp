@@ -2,10 +2,9 @@
 #include "auto_table.h"
 
 #include <cctype>
-#include <fstream>
+#include <cstdio>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 
 namespace gemmtiles {
@@ -29,7 +28,56 @@ std::map<int, Slot>& slots() {
   return s;
 }
 
+// A whole decimal integer (digits only, at most 15 of them).
+bool parse_int(const std::string& s, int64_t& out) {
+  if (s.empty() || s.size() > 15) return false;
+  out = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return false;
+    out = out * 10 + (ch - '0');
+  }
+  return true;
+}
+
 }  // namespace
+
+// Plain string scanning: no iostreams, whose locale machinery a table does not need.
+AutoTable AutoTable::parse(const std::string& text) {
+  AutoTable t;
+  size_t pos = 0;
+  for (int no = 1; pos <= text.size(); ++no) {
+    const size_t eol = std::min(text.find('\n', pos), text.size());
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    line = line.substr(0, line.find('#'));
+    std::vector<std::string> f;
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+      size_t j = i;
+      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+      if (j > i) f.push_back(line.substr(i, j - i));
+      i = j;
+    }
+    if (f.empty()) continue;  // blank or comment
+    AutoTableEntry e{};
+    int64_t rows = 0;
+    const bool ok = f.size() == 7 && (f[0] == "NN" || f[0] == "NT") && parse_int(f[1], e.m) &&
+                    parse_int(f[2], e.n) && parse_int(f[3], e.k) && parse_int(f[5], rows) &&
+                    parse_int(f[6], e.splits) && e.m > 0 && e.n > 0 && e.k > 0 && e.splits >= 1 &&
+                    e.splits <= 4096;
+    const bool tile = ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128);
+    if (!ok || !(tile || f[4] == "skinny" || f[4] == "warptile")) {
+      throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
+                                  "<skinny|split_tile|warptile> rows splits', got '" + line + "'");
+    }
+    e.b_kmajor = f[0] == "NT";
+    e.rows = static_cast<int>(rows);
+    e.kernel = tile ? AutoKernel::kSplitTile
+                    : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
+    t.entries.push_back(e);
+  }
+  return t;
+}
 
 std::string auto_table_file(const std::string& gpu_name) {
   std::string f = gpu_name;
@@ -50,12 +98,14 @@ std::shared_ptr<const AutoTable> auto_table_for(int device, const std::string& g
   Slot slot{std::make_shared<const AutoTable>(), ""};
   for (const std::string& dir : dirs()) {
     const std::string path = dir + "/" + auto_table_file(gpu_name);
-    std::ifstream in(path);
+    std::FILE* in = std::fopen(path.c_str(), "rb");
     if (!in) continue;
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;) text.append(buf, n);
+    std::fclose(in);
     try {
-      slot.table = std::make_shared<const AutoTable>(AutoTable::parse(text.str()));
+      slot.table = std::make_shared<const AutoTable>(AutoTable::parse(text));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("gemmtiles::auto: the tuned table " + path + " does not parse: " +
                                   e.what() + " (rerun python -m gemmtiles.tune, or delete it)");
