@@ -82,6 +82,8 @@ CUDA_SHAPES = [
     (31, 9000, 64, "row"), (50, 515, 2003, "row"), (33, 4097, 257, "col"), (16, 1, 1, "row"),
     (130, 700, 701, "col"), (200, 1030, 3001, "row"), (300, 517, 4000, "col"),
     (2000, 3000, 3001, "row"),
+    # rows of A and B not 16-byte aligned, output large enough for auto to realign them first
+    (1029, 1031, 1027, "row"), (1100, 1030, 515, "col"),
 ]
 
 
