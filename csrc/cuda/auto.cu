@@ -81,6 +81,45 @@ bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
   return true;
 }
 
+// The last few columns of a large output cost a whole extra wave of tiles: 4097 columns make
+// 17 tiles of 256 across, 544 tiles for 4095 rows against 512 at 4096 (5 waves of 132 SMs
+// instead of 4). For N a few columns past a multiple of 128, the product runs on the first
+// N0 columns, and the last r <= 8 as the transposed problem (out[:, N0:]^T = B[:, N0:]^T A^T:
+// r rows against the whole of A, which the skinny kernel streams once), scaled into place.
+bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
+  const int64_t r = p.N % 128;
+  if (p.batch != 1 || p.M < 1024 || p.N < 1024 || r == 0 || r > kSkinnyMaxM) return false;
+  GemmProblem main = p;
+  main.N = p.N - r;
+  launch_auto(main);
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device);
+  at::Tensor t = at::empty({r, p.M}, opts);  // alpha * (out[:, N0:])^T
+  GemmProblem q{};
+  q.batch = 1;
+  q.M = r;
+  q.N = p.M;
+  q.K = p.K;
+  q.a = p.b + main.N * p.b_cs;  // B[:, N0:]^T: (r, K)
+  q.a_rs = p.b_cs;
+  q.a_cs = p.b_rs;
+  q.b = p.a;  // A^T: (K, M)
+  q.b_rs = p.a_cs;
+  q.b_cs = p.a_rs;
+  q.out = t.data_ptr<float>();
+  q.out_rs = p.M;
+  q.out_bs = r * p.M;
+  q.alpha = p.alpha;
+  q.beta = 0.0f;
+  launch_auto(q);
+  at::Tensor out = at::from_blob(p.out + main.N, {p.M, r}, {p.out_rs, 1}, opts);
+  out.copy_(t.t());
+  if (p.beta != 0.0f) {
+    out.add_(at::from_blob(const_cast<float*>(p.c) + main.N * p.c_cs, {p.M, r}, {p.c_rs, p.c_cs}, opts),
+             p.beta);
+  }
+  return true;
+}
+
 void launch_auto(const GemmProblem& p) {
   // prepare_gemm gave each operand one unit stride: B is K-major when its column stride is
   // not 1, A when its column stride is.
@@ -92,7 +131,7 @@ void launch_auto(const GemmProblem& p) {
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device),
                                   p.a_cs == 1, table.get());
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_tensor_core(p) || launch_realigned(p, device)) return;
+    if (launch_tensor_core(p) || launch_realigned(p, device) || launch_peeled(p, device)) return;
   }
   if (plan.kernel == AutoKernel::kWarptile) return launch_warptile(p);
   // The workspace comes from the caching allocator, on this stream: freed when this call
