@@ -65,6 +65,7 @@ inline constexpr int64_t kSplitBlockCost = 64;
 inline constexpr double kSplitReduceOutputs = 81000.0;
 
 inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, int64_t K) {
+  slots = std::max<int64_t>(1, slots);
   const int64_t max_splits = std::max<int64_t>(1, std::min<int64_t>(48, K / 128));
   int64_t best = 1;
   double best_cost = 0;
@@ -79,12 +80,13 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
 //   <NN|NT> <m> <n> <k> <skinny|split_tile|warptile> <tile rows> <splits>
-// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile, else 0.
+// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile, else 0;
+// splits 1-64.
 // An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
 // bucket; anything else, and any bucket the table lacks, takes the heuristic.
 inline int64_t auto_bucket(int64_t x) {
   // Quarter powers of two: 4096 -> 4096, 4097 -> 5120, 11008 -> 12288, 96 -> 96, 100 -> 112.
-  if (x <= 8) return x;
+  if (x <= 8 || x >= (int64_t(1) << 40)) return x;
   int e = 0;
   while ((int64_t(1) << (e + 1)) <= x) ++e;
   const int64_t step = int64_t(1) << (e - 2);

@@ -28,6 +28,10 @@ std::map<int, Slot>& slots() {
   return s;
 }
 
+// The most splits an entry may ask for (tune measures up to 64): bounds the workspace, which
+// holds one partial product per split.
+constexpr int64_t kMaxTableSplits = 64;
+
 // A whole decimal integer (digits only, at most 15 of them).
 bool parse_int(const std::string& s, int64_t& out) {
   if (s.empty() || s.size() > 15) return false;
@@ -64,7 +68,7 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool ok = f.size() == 7 && (f[0] == "NN" || f[0] == "NT") && parse_int(f[1], e.m) &&
                     parse_int(f[2], e.n) && parse_int(f[3], e.k) && parse_int(f[5], rows) &&
                     parse_int(f[6], e.splits) && e.m > 0 && e.n > 0 && e.k > 0 && e.splits >= 1 &&
-                    e.splits <= 4096;
+                    e.splits <= kMaxTableSplits;
     const bool tile = ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128);
     if (!ok || !(tile || f[4] == "skinny" || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +

@@ -94,6 +94,10 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
   const char* text = nullptr;
   if (!PyArg_ParseTuple(args, "LLLLppL|pz", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text))
     return nullptr;
+  if (sms < 1) {
+    PyErr_SetString(PyExc_ValueError, "auto_plan: sms must be >= 1");
+    return nullptr;
+  }
   gemmtiles::AutoTable table;
   if (text) {
     try {

@@ -145,7 +145,7 @@ def test_table_buckets(x, bucket):
 
 @pytest.mark.parametrize("line", ["NN 32 4096", "TT 32 4096 4096 warptile 0 1", "NN 32 4096 4096 fast 0 1",
                                   "NN 32 4096 4096 split_tile 48 2", "NN 32 4096 4096 warptile 0 0",
-                                  "NN 32 4096 4096 warptile 0 1 extra"])
+                                  "NN 32 4096 4096 warptile 0 1 extra", "NN 32 4096 4096 split_tile 32 65"])
 def test_table_that_does_not_parse_names_the_line(line):
     with pytest.raises(ValueError, match=r"line 2: expected"):
         _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, "# header\n" + line)
@@ -175,6 +175,21 @@ def test_shipped_tables_are_followed():
             assert plan[0].startswith("skinny") and plan[4] <= int(splits), (path, layout, m, n, k)
         else:
             assert plan[0] == "warptile", (path, layout, m, n, k)
+
+
+def test_plan_needs_a_gpu_with_sms():
+    with pytest.raises(ValueError, match="sms must be >= 1"):
+        _C.auto_plan(64, 4096, 4096, 1, True, True, 0)
+
+
+def test_tune_tunes_what_auto_runs():
+    from gemmtiles.bench import Shape
+    from gemmtiles.tune import tuned_shape
+
+    # auto runs the last 1-8 columns of a large output apart: the table decides the rest.
+    assert tuned_shape(Shape(4095, 4097, 4093)) == Shape(4095, 4096, 4093)
+    assert tuned_shape(Shape(4095, 4105, 4093)) == Shape(4095, 4105, 4093)  # 9 columns: not peeled
+    assert tuned_shape(Shape(512, 4097, 4093)) == Shape(512, 4097, 4093)  # small output: not peeled
 
 
 def test_table_names_its_gpu():

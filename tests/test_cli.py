@@ -33,7 +33,7 @@ def test_bench_misuse_is_one_line_and_status_2(argv, capsys):
     assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.bench: error: "), err
 
 
-TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"]]
+TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"], ["--shapes", "0x4096x4096"]]
 if not torch.cuda.is_available():
     TUNE_MISUSE = [[]]  # nothing to tune without a GPU
 
