@@ -27,7 +27,7 @@ SQUARES = [256, 512, 1024, 2048, 4096, 8192]
 TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
 TRANSFORMER_M = [1, 32, 128, 2048, 8192]
 SMALL_M = [1, 8, 16, 32, 64, 128, 256, 512]
-GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "all")
+GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "batched", "all")
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,12 @@ class Shape:
     k: int
     layout: str = "NN"  # NN; NT is nn.Linear's x @ W^T (B column-major)
     group: str = "custom"
+    batch: int = 1  # > 1: a (batch, m, k) input against one shared B (a 3-D activation)
 
     @property
     def label(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}" + ("" if self.layout == "NN" else f" {self.layout}")
+        dims = f"{self.m}x{self.n}x{self.k}" if self.batch == 1 else f"{self.batch}x{self.m}x{self.n}x{self.k}"
+        return dims + ("" if self.layout == "NN" else f" {self.layout}")
 
 
 def shape_set(name: str, device_type: str) -> list[Shape]:
@@ -55,8 +57,12 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
             "linear": [Shape(m, n, k, "NT", group="linear") for (k, n) in TRANSFORMER_KN for m in (2048, 8192)],
             "small": [Shape(m, n, k, layout, group="small") for (k, n) in TRANSFORMER_KN for m in SMALL_M
                       for layout in ("NN", "NT")],
+            # 3-D activations against one weight: 8 sequences of 128 tokens, 4 of 8 tokens
+            "batched": [Shape(128, 4096, 4096, "NT", group="batched", batch=8),
+                        Shape(8, 4096, 4096, "NT", group="batched", batch=4)],
         }
-        sets["all"] = sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"] + sets["small"]
+        sets["all"] = (sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"] + sets["small"]
+                       + sets["batched"])
     if name in sets:
         return sets[name]
     if name in GPU_SETS:
@@ -65,13 +71,14 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
     for spec in name.split(","):
         dims, _, layout = spec.partition(":")
         try:
-            m, n, k = (int(x) for x in dims.lower().split("x"))
+            sizes = [int(x) for x in dims.lower().split("x")]
+            batch, (m, n, k) = (sizes[0], sizes[1:]) if len(sizes) == 4 else (1, sizes)
         except ValueError:
             raise ValueError(f"--shapes: {spec!r} is neither a shape set for {device_type} "
-                             f"({', '.join(sets)}) nor MxNxK[:NT]") from None
-        if min(m, n, k) < 0 or (layout or "NN") not in ("NN", "NT"):
-            raise ValueError(f"--shapes: {spec!r}: sizes must be >= 0 and the layout NN or NT")
-        shapes.append(Shape(m, n, k, layout or "NN"))
+                             f"({', '.join(sets)}) nor [BATCHx]MxNxK[:NT]") from None
+        if min(m, n, k) < 0 or batch < 1 or (layout or "NN") not in ("NN", "NT"):
+            raise ValueError(f"--shapes: {spec!r}: sizes must be >= 0, the batch >= 1 and the layout NN or NT")
+        shapes.append(Shape(m, n, k, layout or "NN", batch=batch))
     return shapes
 
 
@@ -163,12 +170,13 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
-        a = torch.randn(shape.m, shape.k, generator=g).to(device)
+        a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
+        a = torch.randn(a_size, generator=g).to(device)
         if shape.layout == "NT":
             b = torch.randn(shape.n, shape.k, generator=g).to(device).T  # nn.Linear's W^T
         else:
             b = torch.randn(shape.k, shape.n, generator=g).to(device)
-        flops = 2.0 * shape.m * shape.n * shape.k
+        flops = 2.0 * shape.batch * shape.m * shape.n * shape.k
         exact = torch.matmul(a.double(), b.double())
         exact_norm = exact.norm().item() or 1.0
         results = {}
@@ -334,7 +342,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
-                   help="squares, odd, transformer, linear, small, all (default), or MxNxK[:NT],...")
+                   help="squares, odd, transformer, linear, small, batched, all (default), or [BATCHx]MxNxK[:NT],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")

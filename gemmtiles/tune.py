@@ -66,8 +66,11 @@ def _operands(shape: Shape, device: torch.device):
 
 
 def tuned_shape(shape: Shape) -> Shape:
-    """The problem whose plan the table decides for `shape`: auto runs the last 1-8 columns of
-    a large output apart (csrc/cuda/auto.cu, launch_peeled), so its plan is the rest's."""
+    """The problem whose plan the table decides for `shape`: auto runs a batch against one
+    shared B as batch * M rows, and the last 1-8 columns of a large output apart
+    (csrc/cuda/auto.cu), so its plan is the rest's."""
+    if shape.batch > 1:
+        shape = Shape(shape.batch * shape.m, shape.n, shape.k, shape.layout, shape.group)
     r = shape.n % 128
     if shape.m >= 1024 and shape.n >= 1024 and 0 < r <= 8:
         return Shape(shape.m, shape.n - r, shape.k, shape.layout, shape.group)

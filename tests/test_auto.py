@@ -106,6 +106,19 @@ def test_skinny_batched():
 
 
 @needs_cuda
+@pytest.mark.parametrize("batch,m,layout", [(4, 2, "col"), (3, 50, "row"), (8, 130, "col"), (2, 1100, "row")])
+def test_batch_sharing_b_is_one_product(batch, m, layout):
+    # batch * m rows in one plan: with a bias row, a full c per entry, a c shared by the batch
+    # (which keeps the batch apart), and A with padded rows (realigned where large).
+    a = operand(m, 515, "cuda", batch=batch)
+    b = operand(515, 1030, "cuda", layout)
+    check_tier("auto", a, b, torch.randn(1030, device="cuda"), 0.5, -2.0)
+    check_tier("auto", a, b, torch.randn(batch, m, 1030, device="cuda"), 1.0, 1.0)
+    check_tier("auto", a, b, torch.randn(m, 1030, device="cuda"), 1.0, 1.0)
+    check_tier("auto", operand(m, 515, "cuda", pad=3, batch=batch), b)
+
+
+@needs_cuda
 @pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (32, "col"), (64, "row"), (128, "col")])
 def test_split_k_is_deterministic(m, layout):
     sms = torch.cuda.get_device_properties(0).multi_processor_count

@@ -14,6 +14,7 @@ from gemmtiles import bench, info, tune
 
 MISUSE = [
     ["--shapes", "nonsense"],
+    ["--shapes", "0x4x4x4"],
     ["--shapes", "3x4"],
     ["--shapes", "4x4x4:XY"],
     ["--tiers", "fastest"],
@@ -60,6 +61,15 @@ def test_tune_writes_a_table_auto_reads(tmp_path, capsys):
         _C.set_auto_table(device, text, str(out))  # parses as auto reads it, or raises
     finally:
         _C.set_auto_table(device, None)
+
+
+def test_bench_takes_a_batched_shape(tmp_path, capsys):
+    shape = bench.shape_set("3x5x7x9:NT", "cpu")[0]
+    assert (shape.batch, shape.m, shape.n, shape.k, shape.layout, shape.label) == (3, 5, 7, 9, "NT", "3x5x7x9 NT")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert bench.main(["--shapes", "2x17x9x5", "--tiers", "naive", "--device", device, "--budget", "0.01",
+                       "--out", str(tmp_path)]) == 0
+    assert "2x17x9x5" in capsys.readouterr().out
 
 
 def test_bench_runs_a_small_shape(tmp_path, capsys):

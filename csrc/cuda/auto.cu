@@ -121,6 +121,16 @@ bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
 }
 
 void launch_auto(const GemmProblem& p) {
+  // A batch against one shared B (a 3-D activation times a weight) is one product of
+  // batch * M rows when A, C and the output run batch after batch: one plan, one B stream.
+  if (p.batch > 1 && p.b_bs == 0 && p.a_cs == 1 && p.a_bs == p.M * p.a_rs &&
+      p.out_bs == p.M * p.out_rs && (!p.c || p.c_bs == p.M * p.c_rs)) {
+    GemmProblem q = p;
+    q.M = p.batch * p.M;
+    q.batch = 1;
+    q.a_bs = q.out_bs = q.c_bs = 0;
+    return launch_auto(q);
+  }
   // prepare_gemm gave each operand one unit stride: B is K-major when its column stride is
   // not 1, A when its column stride is.
   const bool b_kmajor = p.b_cs != 1;
