@@ -20,7 +20,8 @@ inline float epilogue(const GemmProblem& p, int64_t z, int64_t m, int64_t n, flo
 // out(m, :) = alpha * out(m, :) + beta * c(m, :), a whole row at once (vectorisable).
 void epilogue_row(const GemmProblem& p, int64_t z, int64_t m, float* __restrict__ orow) {
   if (p.beta == 0.0f) {
-    for (int64_t n = 0; n < p.N; ++n) orow[n] *= p.alpha;
+    if (p.alpha != 1.0f)
+      for (int64_t n = 0; n < p.N; ++n) orow[n] *= p.alpha;
     return;
   }
   const float* crow = p.c + z * p.c_bs + m * p.c_rs;
@@ -124,27 +125,32 @@ GEMMTILES_TIER(reorder, CPU, Operands::kRowMajor, &reorder_cpu);
 
 // kRows rows of the i-k-j loop at once, in strips of kBlockStrip columns: each strip of a B
 // row, once in registers, feeds kRows FMAs instead of one, and the kRows x kBlockStrip sums
-// stay in registers for the whole K loop (16 of AVX-512's 32 vector registers). Rows past
-// `rows` read A as zero and are not stored; a remainder strip runs row by row (row_tail).
+// stay in registers for the whole K loop (16 of AVX-512's 32 vector registers). A last group
+// of fewer rows runs row by row (reorder_row), as does a remainder strip (row_tail): the
+// full-group loop has no per-row test, which at 64 x 64 x 64 took it from 5.2 to 3.9 us here.
 constexpr int64_t kRows = 4, kBlockStrip = 64;
 
 __attribute__((target_clones("avx512f", "arch=haswell", "default"))) void blocked_rows(
     const float* a, int64_t a_rs, int64_t a_cs, int64_t rows, const float* bz, int64_t b_rs,
     int64_t N, int64_t K, float* __restrict__ out, int64_t out_rs) {
+  if (rows < kRows) {
+    for (int64_t r = 0; r < rows; ++r) reorder_row(a + r * a_rs, a_cs, bz, b_rs, N, K, out + r * out_rs);
+    return;
+  }
   int64_t n0 = 0;
   for (; n0 + kBlockStrip <= N; n0 += kBlockStrip) {
     float acc[kRows][kBlockStrip] = {};
     for (int64_t k = 0; k < K; ++k) {
-      float av[kRows];
-      for (int64_t r = 0; r < kRows; ++r) av[r] = r < rows ? a[r * a_rs + k * a_cs] : 0.0f;
       const float* __restrict__ brow = bz + k * b_rs + n0;
-      for (int64_t r = 0; r < kRows; ++r)
-        for (int64_t j = 0; j < kBlockStrip; ++j) acc[r][j] += av[r] * brow[j];
+      for (int64_t r = 0; r < kRows; ++r) {
+        const float av = a[r * a_rs + k * a_cs];
+        for (int64_t j = 0; j < kBlockStrip; ++j) acc[r][j] += av * brow[j];
+      }
     }
-    for (int64_t r = 0; r < rows; ++r)
+    for (int64_t r = 0; r < kRows; ++r)
       for (int64_t j = 0; j < kBlockStrip; ++j) out[r * out_rs + n0 + j] = acc[r][j];
   }
-  for (int64_t r = 0; r < rows; ++r) row_tail(a + r * a_rs, a_cs, bz, b_rs, n0, N, K, out + r * out_rs);
+  for (int64_t r = 0; r < kRows; ++r) row_tail(a + r * a_rs, a_cs, bz, b_rs, n0, N, K, out + r * out_rs);
 }
 
 // blocked: reorder, kRows rows at a time (register blocking, the CPU's thread_tile). Operands
