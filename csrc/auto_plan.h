@@ -172,7 +172,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
   plan.mt = M <= 4 ? 4 : 8;
   plan.w = b_vec ? 4 : 1;
-  plan.nw = b_kmajor ? (plan.mt <= 8 ? 4 : 2) : (plan.mt <= 8 && !b_vec ? 4 : 1);
+  plan.nw = b_kmajor || !b_vec ? 4 : 1;
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? 1 : 32 * plan.w);
   const int64_t blocks = ceil_div64(N, cols) * batch;
   const int64_t want = splits > 0 ? splits : std::max<int64_t>(1, ceil_div64(kSkinnyBlocksPerSm * sms, blocks));

@@ -48,10 +48,6 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
   return dst;
 }
 
-bool rows_take_float4(const float* data, int64_t ld) {
-  return (reinterpret_cast<uintptr_t>(data) & 15) == 0 && ld % 4 == 0;
-}
-
 void launch_auto(const GemmProblem& p);
 
 // The tile kernels load an operand whose rows are not 16-byte aligned (a leading dimension
@@ -63,7 +59,7 @@ bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
   if (p.batch != 1 || p.M < 1024 || p.N < 1024) return false;
   const bool a_kmajor = p.a_cs == 1, b_kmajor = p.b_cs != 1;
   const int64_t lda = a_kmajor ? p.a_rs : p.a_cs, ldb = b_kmajor ? p.b_cs : p.b_rs;
-  const bool a_ok = rows_take_float4(p.a, lda), b_ok = rows_take_float4(p.b, ldb);
+  const bool a_ok = operand_vec_ok(p.a, lda), b_ok = operand_vec_ok(p.b, ldb);
   if (a_ok && b_ok) return false;
   GemmProblem q = p;
   at::Tensor a, b;  // alive until the launches are queued; the allocator orders their reuse
@@ -135,7 +131,7 @@ void launch_auto(const GemmProblem& p) {
   // not 1, A when its column stride is.
   const bool b_kmajor = p.b_cs != 1;
   const int64_t ld = b_kmajor ? p.b_cs : p.b_rs;
-  const bool b_vec = (reinterpret_cast<uintptr_t>(p.b) & 15) == 0 && ld % 4 == 0 && p.b_bs % 4 == 0;
+  const bool b_vec = operand_vec_ok(p.b, ld) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device),

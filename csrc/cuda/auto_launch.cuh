@@ -32,7 +32,7 @@ inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
 
 inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws, cudaStream_t stream) {
   const int64_t outputs = p.batch * p.M * p.N;
-  split_k_reduce_kernel<<<static_cast<unsigned>((outputs + 255) / 256), 256, 0, stream>>>(p, splits, ws);
+  split_k_reduce_kernel<<<static_cast<unsigned>(ceil_div64(outputs, 256)), 256, 0, stream>>>(p, splits, ws);
 }
 
 // A batch-1 problem with row-major A, K in plan.splits slices of plan.k_slice.
@@ -41,8 +41,8 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   auto kernel = warptile_kernel<Cfg, true, B_KMAJOR, true>;
   if (Cfg::kSmemBytes > 48 * 1024)
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes));
-  const dim3 grid(static_cast<unsigned>((p.N + Cfg::BN - 1) / Cfg::BN),
-                  static_cast<unsigned>((p.M + Cfg::BM - 1) / Cfg::BM), static_cast<unsigned>(plan.splits));
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
+                  static_cast<unsigned>(plan.splits));
   GemmProblem q = p;
   q.k_split = plan.k_slice;
   if (plan.splits > 1) {
@@ -65,27 +65,29 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(Ge
                    float* ws, cudaStream_t stream) {
   const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
   const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? 1 : 32 * plan.w);
-  const dim3 grid(static_cast<unsigned>((p.N + cols - 1) / cols), static_cast<unsigned>(plan.splits),
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>(p.batch));
   const SkinnySplit s{plan.k_slice, plan.splits > 1 ? ws : nullptr};
   kernel<<<grid, Cfg::kThreads, 0, stream>>>(p, s);
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
 }
 
-// The skinny configurations for MT rows (auto_plan chooses NW the same way): column-major
-// B, NW columns per warp; row-major B, one float4 group per lane, or NW single columns.
+// The skinny configurations for MT (4 or 8) rows (auto_plan chooses NW the same way):
+// column-major B, 4 columns per warp; row-major B, one float4 group per lane, or 4 single
+// columns.
 template <int MT>
 void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  static_assert(MT == 4 || MT == 8, "the skinny kernels take up to kSkinnyMaxM = 8 rows");
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     // Longer staged slices of A for fewer rows: fewer barriers between a warp's loads.
-    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 2), 2, (MT <= 4 ? 1024 : 256)>;
+    using Cfg = SkinnyConfig<MT, 4, 2, (MT <= 4 ? 1024 : 256)>;
     launch_skinny<Cfg>(p, plan, plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4> : skinny_kmajor_kernel<Cfg, 1>,
                        ws, stream);
   } else if (plan.w == 4) {
     using Cfg = SkinnyConfig<MT, 1, 2>;
     launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 4>, ws, stream);
   } else {
-    using Cfg = SkinnyConfig<MT, (MT <= 8 ? 4 : 1), 2>;
+    using Cfg = SkinnyConfig<MT, 4, 2>;
     launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>, ws, stream);
   }
 }

@@ -32,7 +32,7 @@ __device__ __forceinline__ float epilogue(const GemmProblem& p, const float* c, 
   return v;
 }
 
-__device__ __forceinline__ bool aligned16(const void* ptr) {
+__host__ __device__ __forceinline__ bool aligned16(const void* ptr) {
   return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0;
 }
 
@@ -195,7 +195,8 @@ struct TileLoader {
 
 // Whether an operand's tiles may take float4 loads: every tile pointer is the operand's
 // pointer plus multiples of 4 floats when that pointer is 16-byte aligned and ld % 4 == 0.
-__device__ __forceinline__ bool operand_vec_ok(const float* base, int64_t ld) {
+// (Also asked on the host, by auto's launcher.)
+__host__ __device__ __forceinline__ bool operand_vec_ok(const float* base, int64_t ld) {
   return aligned16(base) && ld % 4 == 0;
 }
 
