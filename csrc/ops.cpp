@@ -84,6 +84,19 @@ PyObject* py_registered_tiers(PyObject*, PyObject*) {
   return list;
 }
 
+// A tuned table's text parsed into `table`; false, with a ValueError "<where>: line ...: ..."
+// set, when it does not parse.
+bool parse_table(const char* text, const std::string& where,
+                 std::shared_ptr<const gemmtiles::AutoTable>& table) {
+  try {
+    table = std::make_shared<const gemmtiles::AutoTable>(gemmtiles::AutoTable::parse(text));
+    return true;
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, (where + ": " + e.what()).c_str());
+    return false;
+  }
+}
+
 // gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None)
 //   -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
@@ -98,17 +111,10 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
     PyErr_SetString(PyExc_ValueError, "auto_plan: sms must be >= 1");
     return nullptr;
   }
-  gemmtiles::AutoTable table;
-  if (text) {
-    try {
-      table = gemmtiles::AutoTable::parse(text);
-    } catch (const std::invalid_argument& e) {
-      PyErr_SetString(PyExc_ValueError, (std::string("auto_plan: table: ") + e.what()).c_str());
-      return nullptr;
-    }
-  }
+  std::shared_ptr<const gemmtiles::AutoTable> table;
+  if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
-                                                        a_kmajor != 0, text ? &table : nullptr);
+                                                        a_kmajor != 0, table.get());
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
@@ -155,14 +161,7 @@ PyObject* py_set_auto_table(PyObject*, PyObject* args) {
   const char* source = "";
   if (!PyArg_ParseTuple(args, "iz|s", &device, &text, &source)) return nullptr;
   std::shared_ptr<const gemmtiles::AutoTable> table;
-  if (text) {
-    try {
-      table = std::make_shared<const gemmtiles::AutoTable>(gemmtiles::AutoTable::parse(text));
-    } catch (const std::invalid_argument& e) {
-      PyErr_SetString(PyExc_ValueError, (std::string(source) + ": " + e.what()).c_str());
-      return nullptr;
-    }
-  }
+  if (text && !parse_table(text, source, table)) return nullptr;
   gemmtiles::set_auto_table(device, std::move(table), source);
   Py_RETURN_NONE;
 }
