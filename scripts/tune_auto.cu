@@ -16,38 +16,14 @@
 #include <vector>
 
 #include "../csrc/cuda/auto_launch.cuh"
-
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    cudaError_t e_ = (x);                                                    \
-    if (e_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                          \
-    }                                                                        \
-  } while (0)
+#include "harness.cuh"
 
 using namespace gemmtiles;
 
+// Median microseconds of f() over 25 runs.
 template <typename F>
-float median_us(F f, int reps = 25) {
-  cudaEvent_t s, e;
-  cudaEventCreate(&s);
-  cudaEventCreate(&e);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(s);
-    f();
-    cudaEventRecord(e);
-    cudaEventSynchronize(e);
-    float ms;
-    cudaEventElapsedTime(&ms, s, e);
-    t.push_back(ms * 1000.0f);
-  }
-  cudaEventDestroy(s);
-  cudaEventDestroy(e);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+float median_us(F f) {
+  return 1000.0f * median_ms(f, 25);
 }
 
 struct Result {
@@ -62,19 +38,6 @@ struct Case {
   bool b_kmajor;
 };
 
-double rel_err(const Case& c) {
-  const size_t n = c.p.M * c.p.N;
-  std::vector<float> h(n), r(n);
-  CHECK(cudaMemcpy(h.data(), c.p.out, n * 4, cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(r.data(), c.ref, n * 4, cudaMemcpyDeviceToHost));
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; ++i) {
-    num += (h[i] - r[i]) * double(h[i] - r[i]);
-    den += double(r[i]) * r[i];
-  }
-  return std::sqrt(num / den);
-}
-
 void try_plan(const std::string& name, const Case& c, const AutoPlan& plan, std::vector<Result>& out) {
   float* ws = nullptr;
   if (const int64_t floats = auto_workspace(c.p, plan)) CHECK(cudaMalloc(&ws, floats * 4));
@@ -83,7 +46,7 @@ void try_plan(const std::string& name, const Case& c, const AutoPlan& plan, std:
   run();
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  const double err = rel_err(c);
+  const double err = relative_error(c.p.out, c.ref, c.p.M * c.p.N);
   if (!(err < 1e-4)) {
     std::printf("  WRONG %s splits %lld: rel err %.2e\n", name.c_str(), (long long)plan.splits, err);
   } else {

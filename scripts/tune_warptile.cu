@@ -16,37 +16,9 @@
 #else
 #include "../csrc/cuda/kernels/09_warptile.cuh"
 #endif
-
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));        \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "harness.cuh"
 
 using namespace gemmtiles;
-
-template <typename F>
-float median_ms(F f, int reps = 15) {
-  cudaEvent_t s, e;
-  cudaEventCreate(&s);
-  cudaEventCreate(&e);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(s);
-    f();
-    cudaEventRecord(e);
-    cudaEventSynchronize(e);
-    float ms;
-    cudaEventElapsedTime(&ms, s, e);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 struct Bufs {
   int64_t M, N, K;
@@ -82,19 +54,12 @@ void try_config(const char* name, const Bufs& d, float cublas_ms) {
   CHECK(cudaDeviceSynchronize());
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
-  std::vector<float> h(d.M * d.N), r(d.M * d.N);
-  CHECK(cudaMemcpy(h.data(), d.out, h.size() * 4, cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(r.data(), d.ref, r.size() * 4, cudaMemcpyDeviceToHost));
-  double num = 0, den = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    num += (h[i] - r[i]) * double(h[i] - r[i]);
-    den += double(r[i]) * r[i];
-  }
-  const float ms = median_ms(run);
+  const double err = A_KMAJOR && !B_KMAJOR ? relative_error(d.out, d.ref, d.M * d.N) : 0.0;
+  const float ms = median_ms(run, 15);
   const double tf = 2.0 * d.M * d.N * d.K / ms / 1e9;
   std::printf("%-34s regs %3d  spill %4zu B  smem %6zu B  %8.3f ms  %6.2f TFLOP/s  %.3fx cuBLAS  rel err %.1e\n",
               name, attr.numRegs, attr.localSizeBytes, Cfg::kSmemBytes, ms, tf,
-              cublas_ms / ms, A_KMAJOR && !B_KMAJOR ? std::sqrt(num / den) : 0.0);
+              cublas_ms / ms, err);
 }
 
 int main(int argc, char** argv) {
@@ -117,7 +82,7 @@ int main(int argc, char** argv) {
   auto cublas = [&] {
     cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, d.b, N, d.a, K, &zero, d.ref, N);
   };
-  const float cublas_ms = median_ms(cublas);
+  const float cublas_ms = median_ms(cublas, 15);
   std::printf("%lld x %lld x %lld: cuBLAS %.3f ms, %.2f TFLOP/s\n", (long long)M, (long long)N,
               (long long)K, cublas_ms, 2.0 * M * N * K / cublas_ms / 1e9);
   using W8 = WarptileConfig<Shape<128, 256, 8>, Shape<64, 64>, Shape<8, 4>, 2>;

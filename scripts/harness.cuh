@@ -1,0 +1,57 @@
+// What the standalone CUDA harnesses (scripts/tune_warptile.cu, scripts/tune_auto.cu) share:
+// a check that stops on a CUDA error, the median time of a launch, and the error of a result
+// against cuBLAS's.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                             \
+  do {                                                                       \
+    cudaError_t e_ = (x);                                                    \
+    if (e_ != cudaSuccess) {                                                 \
+      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                          \
+    }                                                                        \
+  } while (0)
+
+// Median milliseconds of f() over `reps` runs timed with CUDA events, after 3 warm-up runs.
+template <typename F>
+float median_ms(F f, int reps) {
+  cudaEvent_t s, e;
+  cudaEventCreate(&s);
+  cudaEventCreate(&e);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    cudaEventRecord(s);
+    f();
+    cudaEventRecord(e);
+    cudaEventSynchronize(e);
+    float ms;
+    cudaEventElapsedTime(&ms, s, e);
+    t.push_back(ms);
+  }
+  cudaEventDestroy(s);
+  cudaEventDestroy(e);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// ||out - ref|| / ||ref|| over n floats of device memory.
+inline double relative_error(const float* out, const float* ref, size_t n) {
+  std::vector<float> h(n), r(n);
+  CHECK(cudaMemcpy(h.data(), out, n * 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(r.data(), ref, n * 4, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    num += (h[i] - r[i]) * double(h[i] - r[i]);
+    den += double(r[i]) * r[i];
+  }
+  return std::sqrt(num / den);
+}
