@@ -25,27 +25,23 @@ if not torch.cuda.is_available():
     MISUSE += [["--shapes", "odd"], ["--shapes", "transformer"], ["--shapes", "linear"], ["--device", "cuda"]]
 
 
-@pytest.mark.parametrize("argv", MISUSE, ids=" ".join)
-def test_bench_misuse_is_one_line_and_status_2(argv, capsys):
-    with pytest.raises(SystemExit) as e:
-        bench.main(argv)
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.bench: error: "), err
-
-
 TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"], ["--shapes", "0x4096x4096"]]
 if not torch.cuda.is_available():
     TUNE_MISUSE = [[]]  # nothing to tune without a GPU
 
 
-@pytest.mark.parametrize("argv", TUNE_MISUSE, ids=" ".join)
-def test_tune_misuse_is_one_line_and_status_2(argv, capsys):
+@pytest.mark.parametrize(
+    "tool,argv",
+    [(bench, argv) for argv in MISUSE] + [(tune, argv) for argv in TUNE_MISUSE],
+    ids=lambda x: " ".join(x) if isinstance(x, list) else x.__name__.rsplit(".", 1)[-1],
+)
+def test_misuse_is_one_line_and_status_2(tool, argv, capsys):
     with pytest.raises(SystemExit) as e:
-        tune.main(argv)
+        tool.main(argv)
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("python -m gemmtiles.tune: error: "), err
+    prog = f"python -m {tool.__name__}: error: "
+    assert err.count("\n") == 1 and err.startswith(prog), err
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
