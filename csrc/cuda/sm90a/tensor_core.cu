@@ -1,5 +1,5 @@
 // The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
-// collectives: wgmma on 128x256 (tf32) or 128x128 (tf32x3) output tiles, fed by TMA through a multi-stage
+// collectives: wgmma on 128x256 output tiles, fed by TMA through a multi-stage
 // shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
 // run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
@@ -37,6 +37,7 @@
 
 #include "../launch.h"
 #include "../tensor_core.h"
+#include "chunked_promotion.cuh"
 
 namespace gemmtiles {
 namespace {
@@ -48,24 +49,33 @@ namespace {
 // The SS mainloop that `Built` is, with its accumulation promoted: each K slice of 32 is
 // summed by the tensor cores into zeroed registers and then added to the fp32 accumulators
 // by ordinary (round-to-nearest) FADDs, instead of accumulating in the tensor cores across
-// all of K (CUTLASS's FP8 mainloop, which does this for any element type).
-template <class Built>
+// all of K (CUTLASS's FP8 mainloop, which does this for any element type), on `Mma`.
+template <class Built, class Mma>
 using PromotedMainloop = cutlass::gemm::collective::CollectiveMma<
     cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<Built::DispatchPolicy::Stages,
                                                          typename Built::DispatchPolicy::ClusterShape,
                                                          typename Built::DispatchPolicy::Schedule>,
-    typename Built::TileShape, float, typename Built::StrideA, float, typename Built::StrideB,
-    typename Built::TiledMma, typename Built::GmemTiledCopyA, typename Built::SmemLayoutAtomA,
-    void, cute::identity, typename Built::GmemTiledCopyB, typename Built::SmemLayoutAtomB, void,
-    cute::identity>;
+    typename Built::TileShape, float, typename Built::StrideA, float, typename Built::StrideB, Mma,
+    typename Built::GmemTiledCopyA, typename Built::SmemLayoutAtomA, void, cute::identity,
+    typename Built::GmemTiledCopyB, typename Built::SmemLayoutAtomB, void, cute::identity>;
 
-template <bool kPromoted, class Built>
+// The accumulation: in the tensor cores across all of K (tf32), or promoted every K slice
+// 64 columns at a time (tf32x3; chunked_promotion.cuh).
+enum class Accumulation { kTensorCore, kPromoted };
+
+template <Accumulation kAccumulation, class Built>
 struct SelectMainloop {
   using type = Built;
 };
+// Two consumer warpgroups along M, each on 64 x 64 wgmma atoms.
+using Chunk64Mma = decltype(cute::make_tiled_mma(
+    cute::GMMA::ss_op_selector<cute::tfloat32_t, cute::tfloat32_t, float,
+                               cute::Shape<cute::_64, cute::_64, cute::_32>, cute::GMMA::Major::K,
+                               cute::GMMA::Major::K>(),
+    cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}));
 template <class Built>
-struct SelectMainloop<true, Built> {
-  using type = PromotedMainloop<Built>;
+struct SelectMainloop<Accumulation::kPromoted, Built> {
+  using type = ChunkedPromotionMainloop<PromotedMainloop<Built, Chunk64Mma>>;
 };
 
 // One GEMM configuration: Tile (BM, BN, BK) output tile and K slice per block (BK = 32:
@@ -73,9 +83,9 @@ struct SelectMainloop<true, Built> {
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue. A (M x K) and B (K x N) are K-major: TF32 wgmma
 // reads nothing else from shared memory.
-template <class Tile, class Cluster, bool kPromoted_>
+template <class Tile, class Cluster, Accumulation kAccumulation_>
 struct Tf32Config {
-  static constexpr bool kPromoted = kPromoted_;
+  static constexpr Accumulation kAccumulation = kAccumulation_;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -91,7 +101,7 @@ struct Tf32Config {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Mainloop = typename SelectMainloop<kPromoted_, BuiltMainloop>::type;
+  using Mainloop = typename SelectMainloop<kAccumulation_, BuiltMainloop>::type;
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
                                                           Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
@@ -102,10 +112,8 @@ using cute::_2;
 using cute::_32;
 using cute::_128;
 using cute::_256;
-template <bool kPromoted>
-using Tile128x128 = Tf32Config<cute::Shape<_128, _128, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
-template <bool kPromoted>
-using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kPromoted>;
+template <Accumulation kAccumulation>
+using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation>;
 
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
@@ -185,12 +193,12 @@ void run_gemm(const Aligned& g) {
 }
 
 // The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles
-// (0.78-0.91x cuBLAS TF32 at 4096^3-8192^3; 128x128: 0.68-0.87x); tf32x3 on 128x128 with
-// a promotion every K slice (128x192: 9-10% slower, 128x128 without clusters: 15% slower,
-// 128x256: 2.6x slower, its second set of accumulators spilling; promoting every second or
-// fourth slice: at most 4% faster, up to 2.9x the error on 256^3).
-void run_tf32(const Aligned& g) { run_gemm<Tile128x256<false>>(g); }
-void run_tf32x3(const Aligned& g) { run_gemm<Tile128x128<true>>(g); }
+// (0.78-0.91x cuBLAS TF32 at 4096^3-8192^3; 128x128: 0.68-0.87x); tf32x3 on 128x256 with
+// a promotion every K slice in 64-column chunks (1.82-1.92x cuBLAS fp32 at 4096^3-8192^3;
+// CUTLASS's promoted mainloop on 128x128 tiles: 1.71-1.80x, 2x2 / 1x2 / 4x1 clusters or
+// 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+void run_tf32(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kTensorCore>>(g); }
+void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted>>(g); }
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from

@@ -1,0 +1,102 @@
+// tf32x3's mainloop: CUTLASS's promoted SS mainloop (each K slice summed by the tensor cores
+// into zeroed registers, then added to the fp32 accumulators by round-to-nearest FADDs),
+// with the slice's partial sums taken 64 columns at a time through two sets of registers.
+//
+// Promotion needs a second set of accumulators. Over a whole 128 x 256 tile that is 2 x 128
+// registers per consumer thread, which spills; CUTLASS's own promoted mainloop therefore ran
+// on 128 x 128 tiles (64 + 64 registers), loading 32 KB of A and B per 0.5 M multiply-adds of
+// a slice. Here the tile is 128 x 256 (48 KB per 1 M) and the tiled MMA is 64 x 64 per
+// warpgroup, so a slice is MMA_N = 4 chunks of 64 columns; each chunk's partial sums take 32
+// registers, in two sets used in turn: chunk n's wgmmas run in the tensor cores while chunk
+// n - 1's sums are added, so a warpgroup never waits with its pipe empty (one set of
+// 64-column or 128-column partials, waited for before each add, was 3-14% slower). 128 + 2 x 32
+// registers stay live.
+#pragma once
+
+#include <cute/tensor.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+
+namespace gemmtiles {
+
+template <class Base>
+struct ChunkedPromotionMainloop : Base {
+  using typename Base::MainloopPipeline;
+  using typename Base::Params;
+  using typename Base::PipelineState;
+  using typename Base::SmemLayoutA;
+  using typename Base::SmemLayoutB;
+  using typename Base::TensorStorage;
+  using typename Base::TiledMma;
+
+  template <class FrgTensorC>
+  CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
+                          int k_tile_count, int thread_idx, TensorStorage& shared_tensors,
+                          Params const&) {
+    using namespace cute;
+    Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
+    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
+    constexpr int kWarpGroups = size(TiledMma{}) / cutlass::NumThreadsPerWarpGroup;
+    const Layout warp_groups = make_layout(Int<kWarpGroups>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
+    const int warp_group = __shfl_sync(0xFFFFFFFF, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
+    TiledMma tiled_mma;
+    auto thread_mma = tiled_mma.get_slice(warp_groups(warp_group));
+    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,MMA_M,MMA_K,PIPE)
+    Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,MMA_N,MMA_K,PIPE)
+    constexpr int kM = size<1>(tCrA), kChunks = size<1>(tCrB), kBlocks = size<2>(tCrA);
+    static_assert(kM == size<1>(FrgTensorC{}) && kChunks == size<2>(FrgTensorC{}),
+                  "accumulators shaped (MMA, MMA_M, MMA_N)");
+
+    clear(accum);
+    // Partial sums of one chunk for each of the warpgroup's MMA_M rows of atoms: even chunks
+    // in partial0, odd ones in partial1.
+    Tensor partial0 = make_fragment_like(accum(_, _, 0));  // (MMA,MMA_M)
+    Tensor partial1 = make_fragment_like(accum(_, _, 0));
+    auto buffer = [&](auto n) -> auto& {
+      if constexpr (decltype(n)::value % 2 == 1) return partial1;
+      else return partial0;
+    };
+    auto promote = [&](auto n) {
+      auto& partial = buffer(n);
+      constexpr int kN = decltype(n)::value;
+      warpgroup_fence_operand(partial);
+      CUTLASS_PRAGMA_UNROLL
+      for (int m = 0; m < kM; ++m)
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < size<0>(partial); ++i) accum(i, m, kN) += partial(i, m);
+    };
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (; k_tile_count > 0; --k_tile_count) {
+      pipeline.consumer_wait(smem_pipe_read, pipeline.consumer_try_wait(smem_pipe_read));
+      const int stage = smem_pipe_read.index();
+      for_each(make_int_sequence<kChunks>{}, [&](auto n) {
+        auto& partial = buffer(n);
+        constexpr int kN = decltype(n)::value;
+        warpgroup_fence_operand(partial);
+        warpgroup_arrive();
+        CUTLASS_PRAGMA_UNROLL
+        for (int m = 0; m < kM; ++m) {
+          tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
+          CUTLASS_PRAGMA_UNROLL
+          for (int k = 0; k < kBlocks; ++k) {
+            cute::gemm(tiled_mma, tCrA(_, m, k, stage), tCrB(_, kN, k, stage), partial(_, m));
+            tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+          }
+        }
+        warpgroup_commit_batch();
+        if constexpr (kN > 0) {
+          warpgroup_wait<1>();  // chunk n - 1 done, chunk n in flight
+          promote(Int<kN - 1>{});
+        }
+      });
+      warpgroup_wait<0>();
+      promote(Int<kChunks - 1>{});
+      pipeline.consumer_release(smem_pipe_read);
+      ++smem_pipe_read;
+    }
+  }
+
+  // Every stage was released inside mma.
+  CUTLASS_DEVICE void mma_tail(MainloopPipeline, PipelineState, int) {}
+};
+
+}  // namespace gemmtiles
