@@ -8,15 +8,24 @@
 // a slice. Here the tile is 128 x 256 (48 KB per 1 M) and the tiled MMA is 64 x 64 per
 // warpgroup, so a slice is MMA_N = 4 chunks of 64 columns; each chunk's partial sums take 32
 // registers, in two sets used in turn: chunk n's wgmmas run in the tensor cores while chunk
-// n - 1's sums are added, so a warpgroup never waits with its pipe empty (one set of
-// 64-column or 128-column partials, waited for before each add, was 3-14% slower). 128 + 2 x 32
-// registers stay live.
+// n - 1's sums are added. Within a slice a warpgroup keeps wgmmas in flight; at the slice's
+// end it drains (wait, add the last chunk, release the stage, wait for the next one) while
+// the other warpgroup's wgmmas run. One set of 128-column partials, waited for before each add,
+// was 9-14% slower; running the chunk pipeline on across slices made ptxas serialise the
+// wgmmas. 128 + 2 x 32 registers stay live.
 #pragma once
 
 #include <cute/tensor.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/cutlass.h>
 
 namespace gemmtiles {
+
+// Chunk kN's set of partial sums: even chunks in the first, odd ones in the second.
+template <int kN, class Partial>
+CUTLASS_DEVICE Partial& chunk_buffer(Partial& even, Partial& odd) {
+  if constexpr (kN % 2 == 1) return odd;
+  else return even;
+}
 
 template <class Base>
 struct ChunkedPromotionMainloop : Base {
@@ -51,13 +60,9 @@ struct ChunkedPromotionMainloop : Base {
     // in partial0, odd ones in partial1.
     Tensor partial0 = make_fragment_like(accum(_, _, 0));  // (MMA,MMA_M)
     Tensor partial1 = make_fragment_like(accum(_, _, 0));
-    auto buffer = [&](auto n) -> auto& {
-      if constexpr (decltype(n)::value % 2 == 1) return partial1;
-      else return partial0;
-    };
     auto promote = [&](auto n) {
-      auto& partial = buffer(n);
       constexpr int kN = decltype(n)::value;
+      auto& partial = chunk_buffer<kN>(partial0, partial1);
       warpgroup_fence_operand(partial);
       CUTLASS_PRAGMA_UNROLL
       for (int m = 0; m < kM; ++m)
@@ -69,8 +74,8 @@ struct ChunkedPromotionMainloop : Base {
       pipeline.consumer_wait(smem_pipe_read, pipeline.consumer_try_wait(smem_pipe_read));
       const int stage = smem_pipe_read.index();
       for_each(make_int_sequence<kChunks>{}, [&](auto n) {
-        auto& partial = buffer(n);
         constexpr int kN = decltype(n)::value;
+        auto& partial = chunk_buffer<kN>(partial0, partial1);
         warpgroup_fence_operand(partial);
         warpgroup_arrive();
         CUTLASS_PRAGMA_UNROLL

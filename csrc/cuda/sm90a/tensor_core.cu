@@ -46,10 +46,10 @@ namespace {
 // The GEMM: one configuration type per operand layout (CUTLASS layout tags: A is M x K,
 // B is K x N; RowMajor A and ColumnMajor B are K-major).
 
-// The SS mainloop that `Built` is, with its accumulation promoted: each K slice of 32 is
-// summed by the tensor cores into zeroed registers and then added to the fp32 accumulators
-// by ordinary (round-to-nearest) FADDs, instead of accumulating in the tensor cores across
-// all of K (CUTLASS's FP8 mainloop, which does this for any element type), on `Mma`.
+// CUTLASS's promoted SS mainloop (its FP8 one, which takes any element type) on `Built`'s
+// tile, stages and loads with the tiled MMA `Mma`: the base of tf32x3's mainloop, which
+// replaces its mma() (chunked_promotion.cuh) and keeps its loads, shared memory and checks.
+// Its promotion interval argument is therefore unused: tf32x3 promotes every K slice.
 template <class Built, class Mma>
 using PromotedMainloop = cutlass::gemm::collective::CollectiveMma<
     cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<Built::DispatchPolicy::Stages,
@@ -75,6 +75,8 @@ using Chunk64Mma = decltype(cute::make_tiled_mma(
     cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}));
 template <class Built>
 struct SelectMainloop<Accumulation::kPromoted, Built> {
+  static_assert(cute::size<0>(typename Built::TileShape{}) == 128,
+                "Chunk64Mma tiles 128 rows: two warpgroups of 64");
   using type = ChunkedPromotionMainloop<PromotedMainloop<Built, Chunk64Mma>>;
 };
 
@@ -85,7 +87,6 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
 // reads nothing else from shared memory.
 template <class Tile, class Cluster, Accumulation kAccumulation_>
 struct Tf32Config {
-  static constexpr Accumulation kAccumulation = kAccumulation_;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -114,7 +115,6 @@ using cute::_128;
 using cute::_256;
 template <Accumulation kAccumulation>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation>;
-
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
