@@ -11,17 +11,13 @@ import copy
 import pytest
 import torch
 
+from gemmtiles.bench import MODEL_CONFIG as CONFIG
+from gemmtiles.bench import MODEL_SCENARIOS as SCENARIOS
 from gemmtiles.nn import replace_linear
 from gemmtiles.testing import CUDA, synchronized
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
-
-CONFIG = dict(hidden_size=2048, intermediate_size=5504, num_hidden_layers=4, num_attention_heads=16,
-              num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048)
-
-SCENARIOS = {"train-4x512": (4, 512, True), "prefill-1x1024": (1, 1024, False),
-             "decode-b1": (1, 1, False), "decode-b8": (8, 1, False)}
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,17 @@ SQUARES = [256, 512, 1024, 2048, 4096, 8192]
 TRANSFORMER_KN = [(4096, 4096), (4096, 11008), (11008, 4096)]
 TRANSFORMER_M = [1, 32, 128, 2048, 8192]
 SMALL_M = [1, 8, 16, 32, 64, 128, 256, 512]
-GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "batched", "all")
+# The Llama-style model that benchmarks/test_models.py times (a `transformers` config), its
+# scenarios as (batch, tokens, training), and its Linear layers as (in, out) for the
+# `model` shape set.
+MODEL_CONFIG = dict(hidden_size=2048, intermediate_size=5504, num_hidden_layers=4, num_attention_heads=16,
+                    num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048)
+MODEL_SCENARIOS = {"train-4x512": (4, 512, True), "prefill-1x1024": (1, 1024, False),
+                   "decode-b1": (1, 1, False), "decode-b8": (8, 1, False)}
+_H, _I, _V = MODEL_CONFIG["hidden_size"], MODEL_CONFIG["intermediate_size"], MODEL_CONFIG["vocab_size"]
+MODEL_LINEARS = [(_H, _H), (_H, _I), (_I, _H), (_H, _V)]  # attention projections, gate/up, down, lm_head
+GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "batched", "model", "all")
+LAYOUTS = ("NN", "NT", "TN")
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,9 @@ class Shape:
     m: int
     n: int
     k: int
-    layout: str = "NN"  # NN; NT is nn.Linear's x @ W^T (B column-major)
+    # NN; NT: nn.Linear's x @ W^T (B column-major); TN: its weight gradient x^T @ grad (A
+    # column-major)
+    layout: str = "NN"
     group: str = "custom"
     batch: int = 1  # > 1: a (batch, m, k) input against one shared B (a 3-D activation)
 
@@ -61,6 +73,7 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
             "batched": [Shape(128, 4096, 4096, "NT", group="batched", batch=8),
                         Shape(8, 4096, 4096, "NT", group="batched", batch=4)],
         }
+        sets["model"] = model_shapes()
         sets["all"] = (sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"] + sets["small"]
                        + sets["batched"])
     if name in sets:
@@ -75,10 +88,27 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
             batch, (m, n, k) = (sizes[0], sizes[1:]) if len(sizes) == 4 else (1, sizes)
         except ValueError:
             raise ValueError(f"--shapes: {spec!r} is neither a shape set for {device_type} "
-                             f"({', '.join(sets)}) nor [BATCHx]MxNxK[:NT]") from None
-        if min(m, n, k) < 0 or batch < 1 or (layout or "NN") not in ("NN", "NT"):
-            raise ValueError(f"--shapes: {spec!r}: sizes must be >= 0, the batch >= 1 and the layout NN or NT")
+                             f"({', '.join(sets)}) nor [BATCHx]MxNxK[:NT|:TN]") from None
+        if min(m, n, k) < 0 or batch < 1 or (layout or "NN") not in LAYOUTS:
+            raise ValueError(f"--shapes: {spec!r}: sizes must be >= 0, the batch >= 1 and the layout "
+                             f"NN, NT or TN")
+        if batch > 1 and layout == "TN":
+            raise ValueError(f"--shapes: {spec!r}: a batch runs against one shared B: NN or NT only")
         shapes.append(Shape(m, n, k, layout or "NN", batch=batch))
+    return shapes
+
+
+def model_shapes() -> list[Shape]:
+    """Every product of the model's Linear layers, scenario by scenario: the forward
+    x @ W^T (NT) of batch x tokens rows, and in training also grad_x = grad @ W (NN) and
+    grad_W^T = x^T @ grad (TN)."""
+    shapes = []
+    for scenario, (batch, tokens, training) in MODEL_SCENARIOS.items():
+        group, t = "model-" + scenario, batch * tokens
+        for k, n in MODEL_LINEARS:
+            shapes.append(Shape(t, n, k, "NT", group=group))
+            if training:
+                shapes += [Shape(t, k, n, "NN", group=group), Shape(k, n, t, "TN", group=group)]
     return shapes
 
 
@@ -171,7 +201,10 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
         a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
-        a = torch.randn(a_size, generator=g).to(device)
+        if shape.layout == "TN":
+            a = torch.randn(shape.k, shape.m, generator=g).to(device).T  # x^T of a weight gradient
+        else:
+            a = torch.randn(a_size, generator=g).to(device)
         if shape.layout == "NT":
             b = torch.randn(shape.n, shape.k, generator=g).to(device).T  # nn.Linear's W^T
         else:
@@ -342,7 +375,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
-                   help="squares, odd, transformer, linear, small, batched, all (default), or [BATCHx]MxNxK[:NT],...")
+                   help="squares, odd, transformer, linear, small, batched, model, all (default), or "
+                        "[BATCHx]MxNxK[:NT|:TN],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")

@@ -139,6 +139,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error(str(e))
     if any(min(s.m, s.n, s.k) < 1 for s in shapes):
         p.error("--shapes: every size must be >= 1 to tune")
+    if any(s.layout not in ("NN", "NT") for s in shapes):
+        p.error("--shapes: auto's table holds NN and NT shapes; TN runs on the heuristic's plan")
     name = torch.cuda.get_device_name(device)
     out = Path(args.out) if args.out else _tables.user_dir() / _C.auto_table_file(name)
     torch.cuda.set_device(device)

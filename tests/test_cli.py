@@ -17,15 +17,18 @@ MISUSE = [
     ["--shapes", "0x4x4x4"],
     ["--shapes", "3x4"],
     ["--shapes", "4x4x4:XY"],
+    ["--shapes", "2x4x4x4:TN"],
     ["--tiers", "fastest"],
     ["--warmup", "-1"],
     ["--out", "/proc/gemmtiles-cannot-be-here"],
 ]
 if not torch.cuda.is_available():
-    MISUSE += [["--shapes", "odd"], ["--shapes", "transformer"], ["--shapes", "linear"], ["--device", "cuda"]]
+    MISUSE += [["--shapes", "odd"], ["--shapes", "transformer"], ["--shapes", "linear"], ["--shapes", "model"],
+               ["--device", "cuda"]]
 
 
-TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"], ["--shapes", "0x4096x4096"]]
+TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"], ["--shapes", "0x4096x4096"],
+               ["--shapes", "8x4096x4096:TN"]]
 if not torch.cuda.is_available():
     TUNE_MISUSE = [[]]  # nothing to tune without a GPU
 
@@ -66,6 +69,31 @@ def test_bench_takes_a_batched_shape(tmp_path, capsys):
     assert bench.main(["--shapes", "2x17x9x5", "--tiers", "naive", "--device", device, "--budget", "0.01",
                        "--out", str(tmp_path)]) == 0
     assert "2x17x9x5" in capsys.readouterr().out
+
+
+def test_bench_takes_a_tn_shape(tmp_path, capsys):
+    # TN: A column-major (the weight gradient x^T @ grad), timed and checked against float64.
+    assert bench.shape_set("5x7x9:TN", "cpu")[0].label == "5x7x9 TN"
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert bench.main(["--shapes", "17x9x5:TN", "--tiers", "naive", "--device", device, "--budget", "0.01",
+                       "--out", str(tmp_path)]) == 0
+    assert "17x9x5 TN" in capsys.readouterr().out
+    rows = (tmp_path / "bench.csv").read_text().splitlines()
+    assert any(",naive," in row and "TN" in row for row in rows), rows
+
+
+def test_bench_model_set_is_the_models_linears():
+    shapes = bench.shape_set("model", "cuda")
+    c = bench.MODEL_CONFIG
+    h, i, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    assert {(s.k, s.n) for s in shapes if s.layout == "NT"} == {(h, h), (h, i), (i, h), (h, v)}
+    assert {s.m for s in shapes if s.layout == "NT"} == {2048, 1024, 1, 8}
+    train = [s for s in shapes if s.group == "model-train-4x512"]
+    assert len(train) == 12 and {s.group for s in shapes} == {"model-" + k for k in bench.MODEL_SCENARIOS}
+    # each Linear (in, out) of a training step: forward, grad_x and grad_W^T
+    for fwd in (s for s in train if s.layout == "NT"):
+        assert bench.Shape(fwd.m, fwd.k, fwd.n, "NN", group=fwd.group) in train
+        assert bench.Shape(fwd.k, fwd.n, fwd.m, "TN", group=fwd.group) in train
 
 
 def test_bench_runs_a_small_shape(tmp_path, capsys):
