@@ -134,6 +134,8 @@ _OPS: dict[tuple[str, str], object] = {}
 # The same ops for eager calls: gemmtiles._C.call through the dispatcher, without a torch.ops
 # call's Python argument parsing. torch.compile traces the overloads of _OPS instead.
 _EAGER: dict[tuple[str, str], object] = {}
+# nn.Linear's eager forward on each op: gemmtiles._C.linear (transpose, reshape and view in C++).
+_EAGER_LINEAR: dict[tuple[str, str], object] = {}
 
 # Kernels for the devices a tier has no kernel for, so that the raw op raises the same clear
 # error as sgemm instead of the dispatcher's "could not run ... with arguments from the CPU
@@ -157,6 +159,7 @@ def _register(name: str) -> None:
             if index is None:
                 index = _C.op_index(qualname)
             _EAGER[(name, device)] = functools.partial(_C.call, index)
+            _EAGER_LINEAR[(name, device)] = functools.partial(_C.linear, index)
         else:
             def wrong_device(a, b, c=None, alpha=1.0, beta=0.0):
                 raise device_error(qualname, name, a.device)
@@ -193,6 +196,15 @@ def lookup(variant, t: torch.Tensor):
         if found is not None:
             return found
     return _OPS.get(key)
+
+
+def linear_for(variant, t: torch.Tensor):
+    """nn.Linear's eager forward on `variant` for inputs like t (fn(x, weight, bias)), or None
+    (under torch.compile, or no such op: then op_for() gives the op or the error)."""
+    if _is_compiling():
+        return None
+    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+    return _EAGER_LINEAR.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
 
 
 def op_for(where: str, variant, t: torch.Tensor):

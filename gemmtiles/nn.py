@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from ._ops import op_for
+from ._ops import linear_for, op_for
 from ._tiers import check_variant
 
 __all__ = ["Linear", "replace_linear"]
@@ -42,6 +42,9 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
+        eager = linear_for(self.variant, x)
+        if eager is not None:
+            return eager(x, self.weight, self.bias)
         tier_op = op_for("gemmtiles.nn.Linear", self.variant, x)
         x2 = x if x.dim() == 2 else x.reshape(-1, self.in_features)
         out = tier_op(x2, self.weight.t(), self.bias, 1.0, 0.0 if self.bias is None else 1.0)

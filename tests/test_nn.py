@@ -42,7 +42,7 @@ def test_bad_variant_and_input():
 
 
 @pytest.mark.parametrize("device,variant", DEVICE_VARIANTS)
-@pytest.mark.parametrize("shape", [(6, 24), (2, 5, 24), (2, 3, 4, 24), (0, 24)], ids=str)
+@pytest.mark.parametrize("shape", [(6, 24), (24,), (2, 5, 24), (2, 3, 4, 24), (0, 24)], ids=str)
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_matches_torch(device, variant, shape, bias):
     torch.manual_seed(0)
@@ -72,6 +72,39 @@ def test_replace_linear_in_place_and_filter():
     assert model.fc1.weight is fc1_weight  # the same Parameter: optimizers keep working
     replace_linear(model)
     assert sum(type(m) is Linear for m in model.modules()) == 5
+
+
+@pytest.mark.parametrize("shape", [(6, 24), (24,), (2, 3, 24)], ids=str)
+def test_linear_eager_call_is_the_op(shape):
+    # Eager forwards run through gemmtiles._C.linear (the transpose, reshape and view in C++):
+    # bitwise the op on x @ W^T + bias, with the same gradients.
+    from gemmtiles import _ops
+
+    torch.manual_seed(0)
+    lin = Linear(24, 40, variant="naive")
+    x = torch.randn(shape, requires_grad=True)
+    assert _ops.linear_for("naive", x) is not None
+    y = lin(x)
+    x_ref = x.detach().clone().requires_grad_()
+    w_ref = lin.weight.detach().clone().requires_grad_()
+    ref = torch.ops.gemmtiles.naive(x_ref.reshape(-1, 24), w_ref.t(), lin.bias, 1.0, 1.0).view(*shape[:-1], 40)
+    assert torch.equal(y, ref)
+    g = torch.randn_like(y)
+    y.backward(g)
+    ref.backward(g)
+    assert torch.equal(x.grad, x_ref.grad) and torch.equal(lin.weight.grad, w_ref.grad)
+
+
+def test_linear_eager_entry_rejects_bad_arguments():
+    from gemmtiles import _ops
+
+    x, w = torch.randn(2, 3), torch.randn(4, 3)
+    with pytest.raises(TypeError, match="4 arguments"):
+        _ops._C.linear(0, x, w)
+    with pytest.raises(TypeError, match="x and weight must be tensors"):
+        _ops._C.linear(0, x, "w", None)
+    with pytest.raises(IndexError, match="no such op index"):
+        _ops._C.linear(10**6, x, w, None)
 
 
 @pytest.mark.parametrize("device,variant", [p for p in DEVICE_VARIANTS if p.id not in ("cpu-reorder", "cpu-blocked")])
