@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -197,18 +198,27 @@ PyObject* py_op_index(PyObject*, PyObject* args) {
   END_HANDLE_TH_ERRORS
 }
 
+// The op of index `obj` (from op_index()) for call() and linear(), copied out of handles()
+// while the GIL is held (op_index() may grow it), or nothing with a Python error set.
+std::optional<c10::TypedOperatorHandle<gemmtiles::OpSignature>> handle_at(PyObject* obj,
+                                                                           const char* fn) {
+  const Py_ssize_t index = PyLong_AsSsize_t(obj);
+  if (index == -1 && PyErr_Occurred()) return std::nullopt;
+  if (index < 0 || static_cast<size_t>(index) >= handles().size()) {
+    PyErr_Format(PyExc_IndexError, "%s: no such op index", fn);
+    return std::nullopt;
+  }
+  return handles()[static_cast<size_t>(index)];
+}
+
 PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 6) {
     PyErr_SetString(PyExc_TypeError, "call(index, a, b, c, alpha, beta): 6 arguments");
     return nullptr;
   }
-  const Py_ssize_t index = PyLong_AsSsize_t(args[0]);
-  if (index == -1 && PyErr_Occurred()) return nullptr;
-  if (index < 0 || static_cast<size_t>(index) >= handles().size()) {
-    PyErr_SetString(PyExc_IndexError, "call: no such op index");
-    return nullptr;
-  }
+  const auto handle = handle_at(args[0], "call");
+  if (!handle) return nullptr;
   if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
       (args[3] != Py_None && !THPVariable_Check(args[3]))) {
     PyErr_SetString(PyExc_TypeError, "call: a and b must be tensors, c a tensor or None");
@@ -225,7 +235,7 @@ PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   at::Tensor out;
   {
     pybind11::gil_scoped_release no_gil;
-    out = handles()[static_cast<size_t>(index)].call(a, b, c, alpha, beta);
+    out = handle->call(a, b, c, alpha, beta);
   }
   return THPVariable_Wrap(std::move(out));
   END_HANDLE_TH_ERRORS
@@ -241,12 +251,8 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "linear(index, x, weight, bias): 4 arguments");
     return nullptr;
   }
-  const Py_ssize_t index = PyLong_AsSsize_t(args[0]);
-  if (index == -1 && PyErr_Occurred()) return nullptr;
-  if (index < 0 || static_cast<size_t>(index) >= handles().size()) {
-    PyErr_SetString(PyExc_IndexError, "linear: no such op index");
-    return nullptr;
-  }
+  const auto handle = handle_at(args[0], "linear");
+  if (!handle) return nullptr;
   if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
       (args[3] != Py_None && !THPVariable_Check(args[3]))) {
     PyErr_SetString(PyExc_TypeError, "linear: x and weight must be tensors, bias a tensor or None");
@@ -261,7 +267,7 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     pybind11::gil_scoped_release no_gil;
     const bool flat = x.dim() == 2;
     const at::Tensor x2 = flat ? x : x.reshape({-1, x.size(-1)});
-    out = handles()[static_cast<size_t>(index)].call(x2, weight.t(), bias, 1.0,
+    out = handle->call(x2, weight.t(), bias, 1.0,
                                                       bias.has_value() ? 1.0 : 0.0);
     if (!flat) {
       std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
