@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from ._ops import lookup
+from ._ops import linear_for, lookup
 from ._tiers import check_variant
 
 __all__ = ["enable"]
@@ -91,6 +91,10 @@ class enable(TorchFunctionMode):
             bias = args[2] if len(args) > 2 else kwargs.get("bias")
             if not _fp32(x, w) or (bias is not None and not _fp32(bias)) or w.dim() != 2 or x.dim() < 1:
                 return None
+            if x.dim() >= 2 and w.device == x.device and (bias is None or bias.device == x.device):
+                eager = linear_for(self.variant, x)  # nn.Linear's eager path: transposes in C++
+                if eager is not None:
+                    return eager(x, w, bias)
             return self._matmul(x, w.t(), bias, 1.0, 0.0 if bias is None else 1.0)
         return None
 
