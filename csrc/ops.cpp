@@ -211,6 +211,25 @@ std::optional<c10::TypedOperatorHandle<gemmtiles::OpSignature>> handle_at(PyObje
   return handles()[static_cast<size_t>(index)];
 }
 
+// args[1] and args[2] as tensors and args[3] as a tensor or None, for call() and linear();
+// false with a TypeError that says so (`what`) otherwise.
+struct Operands {
+  const at::Tensor* first = nullptr;
+  const at::Tensor* second = nullptr;
+  std::optional<at::Tensor> third;
+};
+bool unpack_operands(PyObject* const* args, const char* what, Operands& out) {
+  if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
+      (args[3] != Py_None && !THPVariable_Check(args[3]))) {
+    PyErr_SetString(PyExc_TypeError, what);
+    return false;
+  }
+  out.first = &THPVariable_Unpack(args[1]);
+  out.second = &THPVariable_Unpack(args[2]);
+  if (args[3] != Py_None) out.third = THPVariable_Unpack(args[3]);
+  return true;
+}
+
 PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 6) {
@@ -219,23 +238,16 @@ PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const auto handle = handle_at(args[0], "call");
   if (!handle) return nullptr;
-  if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
-      (args[3] != Py_None && !THPVariable_Check(args[3]))) {
-    PyErr_SetString(PyExc_TypeError, "call: a and b must be tensors, c a tensor or None");
-    return nullptr;
-  }
+  Operands ops;
+  if (!unpack_operands(args, "call: a and b must be tensors, c a tensor or None", ops)) return nullptr;
   const double alpha = PyFloat_AsDouble(args[4]);
   if (alpha == -1.0 && PyErr_Occurred()) return nullptr;
   const double beta = PyFloat_AsDouble(args[5]);
   if (beta == -1.0 && PyErr_Occurred()) return nullptr;
-  const at::Tensor& a = THPVariable_Unpack(args[1]);
-  const at::Tensor& b = THPVariable_Unpack(args[2]);
-  std::optional<at::Tensor> c;
-  if (args[3] != Py_None) c = THPVariable_Unpack(args[3]);
   at::Tensor out;
   {
     pybind11::gil_scoped_release no_gil;
-    out = handle->call(a, b, c, alpha, beta);
+    out = handle->call(*ops.first, *ops.second, ops.third, alpha, beta);
   }
   return THPVariable_Wrap(std::move(out));
   END_HANDLE_TH_ERRORS
@@ -253,22 +265,18 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const auto handle = handle_at(args[0], "linear");
   if (!handle) return nullptr;
-  if (!THPVariable_Check(args[1]) || !THPVariable_Check(args[2]) ||
-      (args[3] != Py_None && !THPVariable_Check(args[3]))) {
-    PyErr_SetString(PyExc_TypeError, "linear: x and weight must be tensors, bias a tensor or None");
+  Operands ops;
+  if (!unpack_operands(args, "linear: x and weight must be tensors, bias a tensor or None", ops)) {
     return nullptr;
   }
-  const at::Tensor& x = THPVariable_Unpack(args[1]);
-  const at::Tensor& weight = THPVariable_Unpack(args[2]);
-  std::optional<at::Tensor> bias;
-  if (args[3] != Py_None) bias = THPVariable_Unpack(args[3]);
+  const at::Tensor &x = *ops.first, &weight = *ops.second;
+  const std::optional<at::Tensor>& bias = ops.third;
   at::Tensor out;
   {
     pybind11::gil_scoped_release no_gil;
     const bool flat = x.dim() == 2;
     const at::Tensor x2 = flat ? x : x.reshape({-1, x.size(-1)});
-    out = handle->call(x2, weight.t(), bias, 1.0,
-                                                      bias.has_value() ? 1.0 : 0.0);
+    out = handle->call(x2, weight.t(), bias, 1.0, bias.has_value() ? 1.0 : 0.0);
     if (!flat) {
       std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
       shape.push_back(out.size(-1));
