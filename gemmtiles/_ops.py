@@ -186,11 +186,17 @@ def resolve(where: str, variant, device: torch.device):
 _is_compiling = torch.compiler.is_compiling
 
 
+def _key(variant, t: torch.Tensor) -> tuple[str, str]:
+    """(tier, device type) of `variant` (None: the default tier) for tensors like t
+    (is_cuda / is_cpu are cheaper than t.device)."""
+    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+    return variant or DEFAULT_TIER.get(device_type, "naive"), device_type
+
+
 def lookup(variant, t: torch.Tensor):
     """The op overload of `variant` (None: the default tier) for tensors like t, or None:
-    one dict lookup, for the per-call paths (is_cuda / is_cpu are cheaper than t.device)."""
-    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    key = (variant or DEFAULT_TIER.get(device_type, "naive"), device_type)
+    one dict lookup, for the per-call paths."""
+    key = _key(variant, t)
     if not _is_compiling():
         found = _EAGER.get(key)
         if found is not None:
@@ -201,10 +207,7 @@ def lookup(variant, t: torch.Tensor):
 def linear_for(variant, t: torch.Tensor):
     """nn.Linear's eager forward on `variant` for inputs like t (fn(x, weight, bias)), or None
     (under torch.compile, or no such op: then op_for() gives the op or the error)."""
-    if _is_compiling():
-        return None
-    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    return _EAGER_LINEAR.get((variant or DEFAULT_TIER.get(device_type, "naive"), device_type))
+    return None if _is_compiling() else _EAGER_LINEAR.get(_key(variant, t))
 
 
 def op_for(where: str, variant, t: torch.Tensor):

@@ -200,10 +200,10 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
-        a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
         if shape.layout == "TN":
             a = torch.randn(shape.k, shape.m, generator=g).to(device).T  # x^T of a weight gradient
         else:
+            a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
             a = torch.randn(a_size, generator=g).to(device)
         if shape.layout == "NT":
             b = torch.randn(shape.n, shape.k, generator=g).to(device).T  # nn.Linear's W^T
