@@ -126,11 +126,27 @@ def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float
     return props.multi_processor_count * per_clock * 1.98e9 / 1e12
 
 
+def _hold_cycles(device: torch.device, seconds: float = 2e-4) -> int:
+    """GPU clock cycles that keep a stream busy for about `seconds` (the queueing lead)."""
+    rate_khz = getattr(torch.cuda.get_device_properties(device), "clock_rate", 0) or 2_000_000
+    return int(rate_khz * 1e3 * seconds)
+
+
 def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats: int, budget_s: float):
-    """Median milliseconds of fn() and how many runs it took; fewer runs for slow calls."""
+    """Median milliseconds of fn() and how many runs it took; fewer runs for slow calls.
+
+    On CUDA each run is timed by events around its kernels alone: the stream is first held
+    busy for a moment (``torch.cuda._sleep``), so that the host has queued the start event,
+    fn's launches and the end event before the GPU reaches them; otherwise an idle GPU would
+    count the host's dispatch time between the events, which at tens of microseconds is a
+    large and path-dependent share.
+    """
     if device.type == "cuda":
+        hold = _hold_cycles(device)
+
         def once() -> float:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(hold)
             start.record()
             fn()
             end.record()
@@ -142,6 +158,7 @@ def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats:
             fn()
             return (time.perf_counter() - t0) * 1e3
 
+    fn()  # untimed: one-time costs (a library's first call, lazy module loads) stay out
     first = once()
     if first > budget_s * 1e3:
         return first, 1

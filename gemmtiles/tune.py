@@ -27,7 +27,7 @@ from . import _tables
 from ._ops import _C
 from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, cublas_matmul, shape_set
 
-__all__ = ["default_shapes", "candidates", "tuned_shape", "tune_shape", "main"]
+__all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "main"]
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
 SKINNY_SPLITS = (1, 2, 4, 8, 16, 32, 64)
@@ -39,14 +39,32 @@ def default_shapes() -> list[Shape]:
     return [Shape(m, n, k, layout) for (k, n) in TRANSFORMER_KN for m in TUNED_M for layout in ("NN", "NT")]
 
 
-def candidates(m: int, k: int) -> list[tuple[str, int, int]]:
-    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k."""
+def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, int]:
+    """The heuristic's plan for `shape` (contiguous operands) as a table entry's (kernel, tile
+    rows, splits): a candidate too, since its split counts need not be in SPLITS."""
+    if sms is None:
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    b_kmajor = shape.layout == "NT"
+    ld = shape.k if b_kmajor else shape.n
+    kernel, rows, _, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms)
+    if kernel.startswith("skinny"):
+        return ("skinny", 0, splits)
+    if kernel == "split_tile":
+        return ("split_tile", rows, splits)
+    return ("warptile", 0, 1)
+
+
+def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None) -> list[tuple[str, int, int]]:
+    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k, and `extra`
+    (the heuristic's plan) where it is not among them."""
     out = [("warptile", 0, 1)]
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
     if m <= 8:
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
+    if extra is not None and extra not in out:
+        out.append(extra)
     return out
 
 
@@ -99,7 +117,7 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
         cublas_ms, _ = _timer(device, lambda: cublas_matmul(a, b, tf32=False), **timing)
         tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
         best = None
-        for kernel, rows, splits in candidates(shape.m, shape.k):
+        for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape)):
             entry = _entry(shape, kernel, rows, splits)
             _C.set_auto_table(index, entry, "gemmtiles.tune: a candidate")
             out = auto(a, b)
@@ -123,7 +141,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                         "against the bench's transformer weights, NN and NT")
     p.add_argument("--out", default=None, help="the table file (default: the user's cache, where auto looks)")
     p.add_argument("--repeats", type=int, default=25)
+    p.add_argument("--budget", type=float, default=0.2,
+                   help="seconds of timing per candidate and shape (default 0.2)")
     args = p.parse_args(argv)
+    if not args.budget > 0:
+        p.error(f"--budget: expected seconds > 0, got {args.budget}")
     if not torch.cuda.is_available():
         p.error("no CUDA GPU is visible here: tuning measures kernels on the GPU it tunes")
     device = torch.device(args.device)
@@ -151,7 +173,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"tuning auto on {name} ({device}): {len(shapes)} shapes")
     print(f"{'shape':22} {'cuBLAS us':>10} {'heuristic us':>13} {'tuned us':>9}  best")
     for shape in shapes:
-        r = tune_shape(shape, device, repeats=args.repeats)
+        r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget)
         kernel, rows, splits, ms = r["best"]
         print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
               f"{kernel} {rows} x {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)

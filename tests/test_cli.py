@@ -31,6 +31,7 @@ TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"]
                ["--shapes", "8x4096x4096:TN"]]
 if not torch.cuda.is_available():
     TUNE_MISUSE = [[]]  # nothing to tune without a GPU
+TUNE_MISUSE += [["--budget", "0"], ["--budget", "nan"]]
 
 
 @pytest.mark.parametrize(
@@ -50,7 +51,8 @@ def test_misuse_is_one_line_and_status_2(tool, argv, capsys):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_tune_writes_a_table_auto_reads(tmp_path, capsys):
     out = tmp_path / "table.txt"
-    assert tune.main(["--shapes", "20x300x500,20x300x500:NT", "--out", str(out), "--repeats", "3"]) == 0
+    assert tune.main(["--shapes", "20x300x500,20x300x500:NT", "--out", str(out), "--repeats", "3",
+                      "--budget", "0.02"]) == 0
     text = out.read_text()
     assert text.startswith("# gemmtiles auto table for ") and "NT 20 320 512 " in text
     from gemmtiles._ops import _C

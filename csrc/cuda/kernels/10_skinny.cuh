@@ -3,21 +3,21 @@
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
 // time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
 // The tiled tiers waste most of a 128-row tile on rows that do not exist and leave SMs idle
-// (a 4096-column output makes 16-32 tiles for 132 SMs). Here a block keeps all M rows of a
-// slice of A in shared memory, each warp streams its own columns of B once, with loads
-// coalesced along B's contiguous dimension, and K is split over enough blocks to keep every
-// SM's loads in flight. Each split writes its partial sums to a workspace; a second kernel
-// adds the splits in a fixed order (no float atomics, so the result is the same bits on
-// every run) and applies alpha, beta and c.
-//  * B column-major (nn.Linear's W^T): a lane walks k, a warp holds NW columns; the lanes'
-//    partial sums are added by warp shuffles at the end of the slice.
-//  * B row-major: a lane walks n, every lane of a warp reads the same A(m, k) (a
-//    shared-memory broadcast); no reduction inside the block.
+// (a 4096-column output makes 16-32 tiles for 132 SMs). Here each warp streams its own
+// columns of B once, with loads coalesced along B's contiguous dimension, and K is split
+// over enough blocks to keep every SM's loads in flight. Each split writes its partial sums
+// to a workspace; a second kernel adds the splits in a fixed order (no float atomics, so the
+// result is the same bits on every run) and applies alpha, beta and c.
+//  * B column-major (nn.Linear's W^T): a lane walks k, a warp holds NW columns and reads
+//    A in place; the lanes' partial sums are added by warp shuffles at the end.
+//  * B row-major: a lane walks n; the block keeps all M rows of a slice of A in shared
+//    memory and every lane of a warp reads the same A(m, k) (a broadcast); no reduction
+//    inside the block.
 // B is read as float4 (W = 4 consecutive elements per lane, 512 bytes per warp load) when
 // its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load).
 // Both kernels read any strides correctly; the layout picks which one reads B coalesced.
-// Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice;
-// a workspace of splits * M * N floats when K is split.
+// Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice
+// (row-major B); a workspace of splits * M * N floats when K is split.
 #pragma once
 
 #include "common.cuh"
@@ -68,54 +68,118 @@ __device__ __forceinline__ void skinny_store(const GemmProblem& p, const BatchVi
   }
 }
 
-// W consecutive elements of B starting at index i along a line of `stride` (elements past
+// Loads of B, read once per call: through L1 without allocating lines there (B is read-only
+// while the kernel runs), so that the lines the block reads again (A's, in the column-major
+// kernel) stay in L1 while B streams past.
+__device__ __forceinline__ float load_stream(const float* p) {
+  float x;
+  asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(x) : "l"(p));
+  return x;
+}
+__device__ __forceinline__ void load_stream4(float* dst, const float* p) {
+  asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+      : "l"(p));
+}
+
+// W consecutive elements of a line starting at index i, `stride` apart (elements past
 // `limit` read as 0): one float4 load when W == 4 and all four are inside (W == 4 only for a
-// unit stride and a 16-byte-aligned line, which the launch checks).
-template <int W>
+// unit stride and a 16-byte-aligned line, which the launch checks). kStream: B's loads.
+template <int W, bool kStream = true>
 __device__ __forceinline__ void load_line(float (&dst)[W], const float* line, int64_t i,
                                           int64_t stride, int64_t limit) {
   if (W == 4 && i + 3 < limit) {
-    load4(dst, line + i);
+    if (kStream) load_stream4(dst, line + i);
+    else load4(dst, line + i);
   } else {
 #pragma unroll
-    for (int w = 0; w < W; ++w) dst[w] = i + w < limit ? line[(i + w) * stride] : 0.0f;
+    for (int w = 0; w < W; ++w) {
+      const float* e = line + (i + w) * stride;
+      dst[w] = i + w < limit ? (kStream ? load_stream(e) : *e) : 0.0f;
+    }
   }
 }
 
 // B column-major (unit row stride): a lane takes W consecutive k of NW columns per step.
+// Where A comes from depends on how many of its rows there are:
+//  * kStaged (8 rows): the block stages A's rows in shared memory KC columns at a time,
+//    between two barriers, and each step reads its W columns of them there;
+//  * otherwise (up to 4 rows): A is read in place (float4 along k where its rows allow, the
+//    block's warps hitting the same lines in L1), with no shared memory and no barriers, so
+//    a warp's loads of B never wait for the block; kUnroll steps' loads of B are issued
+//    before any is used, and rows of A past M load nothing.
+// With 8 rows in place the loads of A outnumber B's two to one in the same load pipe
+// (1.3-1.5x slower on the H100); with one row the barriers cost more (1.1x slower).
 // Grid (ceil(N / (8 NW)), splits, batch).
-template <class Cfg, int W>
+template <class Cfg, int W, bool kStaged>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_kernel(GemmProblem p, SkinnySplit s) {
-  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC;
-  static_assert(KC % (32 * W) == 0, "a staged slice is whole warp steps");
-  __shared__ __align__(16) float As[MT][KC];
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, kStep = 32 * W;
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * NW;
   const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
   const float* b_col[NW];
+  int64_t b_end[NW];  // k_end, or 0 for a column past N (read as zeros)
 #pragma unroll
-  for (int j = 0; j < NW; ++j) b_col[j] = v.b + (n0 + j < p.N ? n0 + j : 0) * p.b_cs;
+  for (int j = 0; j < NW; ++j) {
+    b_col[j] = v.b + (n0 + j < p.N ? n0 + j : 0) * p.b_cs;
+    b_end[j] = n0 + j < p.N ? k_end : 0;
+  }
   float acc[MT][NW] = {};
-  for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
-    __syncthreads();
-    skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
-    __syncthreads();
+  if constexpr (kStaged) {
+    static_assert(KC % kStep == 0, "a staged slice is whole warp steps");
+    __shared__ __align__(16) float As[MT][KC];
+    for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
+      __syncthreads();
+      skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
+      __syncthreads();
 #pragma unroll
-    for (int kk = lane * W; kk < KC; kk += 32 * W) {
-      float bv[NW][W];
+      for (int kk = lane * W; kk < KC; kk += kStep) {
+        float bv[NW][W];
 #pragma unroll
-      for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_col[j], k0 + kk, p.b_rs, n0 + j < p.N ? k_end : 0);
+        for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_col[j], k0 + kk, p.b_rs, b_end[j]);
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        float av[W];
+        for (int m = 0; m < MT; ++m) {
+          float av[W];
 #pragma unroll
-        for (int w = 0; w < W; ++w) av[w] = As[m][kk + w];
+          for (int w = 0; w < W; ++w) av[w] = As[m][kk + w];
 #pragma unroll
-        for (int j = 0; j < NW; ++j)
+          for (int j = 0; j < NW; ++j)
 #pragma unroll
-          for (int w = 0; w < W; ++w) acc[m][j] += av[w] * bv[j][w];
+            for (int w = 0; w < W; ++w) acc[m][j] += av[w] * bv[j][w];
+        }
+      }
+    }
+  } else {
+    constexpr int kUnroll = W == 4 || MT > 4 ? 2 : 4;
+    // A's rows as lines along k: float4 loads need unit stride along k, 16-byte aligned rows.
+    const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
+    for (int64_t k = k_begin + lane * W; k < k_end; k += kUnroll * kStep) {
+      float bv[kUnroll][NW][W];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < NW; ++j) load_line<W>(bv[u][j], b_col[j], k + u * kStep, p.b_rs, b_end[j]);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t ku = k + u * kStep;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          float av[W];
+          const float* a_row = v.a + m * p.a_rs;
+          const int64_t a_end = m < p.M ? k_end : 0;  // rows past M: zeros, no loads
+          if (a_vec) {
+            load_line<W, false>(av, a_row, ku, 1, a_end);
+          } else {
+#pragma unroll
+            for (int w = 0; w < W; ++w) av[w] = ku + w < a_end ? a_row[(ku + w) * p.a_cs] : 0.0f;
+          }
+#pragma unroll
+          for (int j = 0; j < NW; ++j)
+#pragma unroll
+            for (int w = 0; w < W; ++w) acc[m][j] += av[w] * bv[u][j][w];
+        }
       }
     }
   }
@@ -202,6 +266,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
 // out = alpha * (sum of the splits, in split order) + beta * c: one thread per output.
 __global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int64_t splits,
                                                              const float* ws) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent of the splits' kernel (launch_reduce): its blocks
+  // may start while that kernel drains; wait here until its writes are visible.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   const int64_t mn = p.M * p.N;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= p.batch * mn) return;
