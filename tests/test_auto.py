@@ -66,9 +66,13 @@ def test_plan_splits_the_tiles_to_fill_the_gpu(m, n, k, splits):
 
 
 def test_plan_splits_k_to_fill_the_gpu():
-    # 4096 columns in 32-column blocks is 128 blocks: K is split to reach 2 blocks per SM.
+    # 4096 columns in 32-column blocks (W^T) is 128 blocks: K is split in 2 so that 256
+    # blocks fill 2 per SM once (3 splits would leave a partial second wave).
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
-    assert splits == 3 and k_slice == 1376
+    assert splits == 2 and k_slice == 2048
+    # Row-major B, 1024 columns a block: splits enough to reach 2 blocks per SM.
+    *_, splits, k_slice = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
+    assert splits == 64 and k_slice == 64
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
 

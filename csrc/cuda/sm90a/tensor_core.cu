@@ -11,8 +11,9 @@
 //           B' = [B_hi ; B_lo ; B_hi] (K-major, K' = 3K); the same GEMM over K' sums
 //           A_lo·B_hi + A_hi·B_lo + A_hi·B_hi, the two small terms first. Operands exact
 //           in TF32 lose nothing to the tensor cores, A_lo·B_lo is below fp32's rounding,
-//           and each K slice's sum is added to the accumulators by round-to-nearest FADDs
-//           (the tensor cores' own accumulation is not rounded to nearest).
+//           the two small terms are summed by the tensor cores, and each K slice of
+//           A_hi·B_hi is added to them by round-to-nearest FADDs (the tensor cores' own
+//           accumulation is not rounded to nearest; chunked_promotion.cuh).
 //
 // TMA needs 16-byte aligned base addresses and row strides, and CUTLASS a multiple of 4
 // along each operand's unit stride; operands, C and the output that are not get an
@@ -87,6 +88,7 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
 // reads nothing else from shared memory.
 template <class Tile, class Cluster, Accumulation kAccumulation_>
 struct Tf32Config {
+  static constexpr Accumulation kAccumulation = kAccumulation_;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -157,6 +159,9 @@ struct Aligned {
   float* out;
   int64_t out_rs, out_bs;
   float alpha, beta;
+  // tf32x3: the leading K slices (of 32) that the tensor cores sum without promotion, a
+  // multiple of 4 (the correction sections; chunked_promotion.cuh).
+  int unpromoted = 0;
 };
 
 template <class Config>
@@ -183,6 +188,8 @@ void run_gemm(const Aligned& g) {
        g.out,
        stride_out},
       hw};
+  if constexpr (Config::kAccumulation == Accumulation::kPromoted)
+    args.mainloop.mma_promotion_interval = static_cast<uint32_t>(g.unpromoted);
   Gemm gemm;
   check_cutlass(gemm.can_implement(args), g.tier, "can_implement");
   at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
@@ -194,9 +201,10 @@ void run_gemm(const Aligned& g) {
 
 // The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles
 // (0.78-0.91x cuBLAS TF32 at 4096^3-8192^3; 128x128: 0.68-0.87x); tf32x3 on 128x256 with
-// a promotion every K slice in 64-column chunks (1.82-1.92x cuBLAS fp32 at 4096^3-8192^3;
-// CUTLASS's promoted mainloop on 128x128 tiles: 1.71-1.80x, 2x2 / 1x2 / 4x1 clusters or
-// 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+// the correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K
+// slice in 64-column chunks (2.10-2.18x cuBLAS fp32 at 4096^3-8192^3; every slice promoted:
+// 1.82-2.0x; CUTLASS's promoted mainloop on 128x128 tiles: 1.71-1.80x, 2x2 / 1x2 / 4x1
+// clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
 void run_tf32(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kTensorCore>>(g); }
 void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted>>(g); }
 
@@ -468,6 +476,9 @@ void launch_tf32x3_sm90a(const GemmProblem& p) {
                       b3.data_ptr<float>(), ld, N4 * ld, N4, K4);
   g.K = ld;
   g.N = N4;
+  // The two correction sections' whole slices of 32 (rounded down to a multiple of 4, as
+  // CUTLASS checks the field it travels in) run unpromoted.
+  g.unpromoted = static_cast<int>(std::min<int64_t>(2 * K4 / 32 / 4 * 4, INT_MAX / 2));
   g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
   g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : N4 * ld};
   run_with_output(g, c_view(p), p, run_tf32x3);
