@@ -54,16 +54,20 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
     return ("warptile", 0, 1)
 
 
+# The most splits a table entry may name (csrc/auto_table.cpp).
+MAX_TABLE_SPLITS = 64
+
+
 def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None) -> list[tuple[str, int, int]]:
     """(kernel, tile rows, splits) that `auto` can run for m rows and depth k, and `extra`
-    (the heuristic's plan) where it is not among them."""
+    (the heuristic's plan) where it is not among them and a table entry can name it."""
     out = [("warptile", 0, 1)]
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
     if m <= 8:
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
-    if extra is not None and extra not in out:
+    if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
         out.append(extra)
     return out
 

@@ -209,6 +209,11 @@ def test_tune_tunes_what_auto_runs():
     assert tuned_shape(Shape(512, 4097, 4093)) == Shape(512, 4097, 4093)  # small output: not peeled
 
 
+def _entry_line(layout, m, n, k, kernel, rows, splits):
+    keys = " ".join(str(_C.auto_bucket(x)) for x in (m, n, k))
+    return f"{layout} {keys} {kernel} {rows} {splits}"
+
+
 def test_tune_weighs_the_heuristics_own_plan():
     from gemmtiles.bench import Shape
     from gemmtiles.tune import candidates, heuristic_plan
@@ -222,6 +227,15 @@ def test_tune_weighs_the_heuristics_own_plan():
     kernel, rows, _ = heuristic_plan(Shape(64, 4096, 4096, "NT"), sms=132)
     assert (kernel, rows) == ("split_tile", 64)
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))
+    # More splits than a table entry may name (the heuristic's 128 for one row against a
+    # 1024-wide weight, or 69 on a GPU of 148 SMs): not a candidate, so tuning goes on.
+    wide = heuristic_plan(Shape(1, 1024, 4096), sms=132)
+    assert wide[2] > 64 and wide not in candidates(1, 4096, wide)
+    assert heuristic_plan(Shape(1, 4096, 11008), sms=148)[2] > 64
+    entries = [_entry_line("NN", 1, 1024, 4096, kernel, rows, splits)
+               for kernel, rows, splits in candidates(1, 4096, wide)]
+    for line in entries:
+        _C.auto_plan(1, 1024, 4096, 1, False, True, H100_SMS, True, "# header\n" + line)  # parses
 
 
 def test_table_names_its_gpu():
