@@ -11,6 +11,7 @@
 // arithmetic on rows that do not exist.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "../auto_plan.h"
@@ -30,13 +31,40 @@ inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
   return plan.splits > 1 ? plan.splits * p.batch * p.M * p.N : 0;
 }
 
-// The reduction is launched as a programmatic dependent of the splits' kernel: on Hopper its
-// launch overlaps that kernel's last blocks (the kernel waits for their writes), instead of
-// an idle gap between the two; on older GPUs the attribute does nothing.
+// Whether split_k_reduce_kernel, as the current device runs it, was compiled with its wait
+// for the preceding kernel (PTX for sm_90 or newer): a build JIT-compiled on Hopper from
+// older PTX has none, and its reduction must not start early. Asked once per device.
+inline bool reduce_waits_for_the_splits() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices];  // 0: not asked yet, 1: no, 2: yes
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
+    cudaGetLastError();
+    return false;
+  }
+  int state = known[device].load(std::memory_order_relaxed);
+  if (state == 0) {
+    cudaFuncAttributes attributes{};
+    const bool ok = cudaFuncGetAttributes(&attributes, split_k_reduce_kernel) == cudaSuccess;
+    if (!ok) cudaGetLastError();
+    state = ok && attributes.ptxVersion >= 90 ? 2 : 1;
+    known[device].store(state, std::memory_order_relaxed);
+  }
+  return state == 2;
+}
+
+// The reduction is launched as a programmatic dependent of the splits' kernel where it waits
+// for it (above): on Hopper its launch overlaps that kernel's last blocks instead of an idle
+// gap between the two. Elsewhere, a plain launch.
 inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws, cudaStream_t stream) {
   const int64_t outputs = p.batch * p.M * p.N;
+  const dim3 grid(static_cast<unsigned>(ceil_div64(outputs, 256)));
+  if (!reduce_waits_for_the_splits()) {
+    split_k_reduce_kernel<<<grid, 256, 0, stream>>>(p, splits, ws);
+    return;
+  }
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(ceil_div64(outputs, 256)));
+  config.gridDim = grid;
   config.blockDim = dim3(256);
   config.stream = stream;
   cudaLaunchAttribute attribute[1];

@@ -73,11 +73,11 @@ __device__ __forceinline__ void skinny_store(const GemmProblem& p, const BatchVi
 // kernel) stay in L1 while B streams past.
 __device__ __forceinline__ float load_stream(const float* p) {
   float x;
-  asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(x) : "l"(p));
+  asm volatile("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(x) : "l"(p));
   return x;
 }
 __device__ __forceinline__ void load_stream4(float* dst, const float* p) {
-  asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
       : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
       : "l"(p));
 }
