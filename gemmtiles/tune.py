@@ -3,7 +3,7 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
 itself: warptile, the split-K tiles (32, 64 and 128 rows) at 1-48 splits of K, and for up to
-8 rows the skinny kernel at several split counts; checks that each gives the heuristic's
+8 rows (16 for NT) the skinny kernel at several split counts; checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -31,6 +31,8 @@ __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tun
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
 SKINNY_SPLITS = (1, 2, 4, 8, 16, 32, 64)
+# Rows the skinny kernel takes (kSkinnyMaxM, kSkinnyKMajorMaxM in csrc/auto_plan.h).
+SKINNY_MAX_M, SKINNY_NT_MAX_M = 8, 16
 TUNED_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
 
@@ -58,14 +60,15 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
 MAX_TABLE_SPLITS = 64
 
 
-def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None) -> list[tuple[str, int, int]]:
-    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k, and `extra`
-    (the heuristic's plan) where it is not among them and a table entry can name it."""
+def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
+               layout: str = "NN") -> list[tuple[str, int, int]]:
+    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k in `layout`, and
+    `extra` (the heuristic's plan) where it is not among them and a table entry can name it."""
     out = [("warptile", 0, 1)]
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
-    if m <= 8:
+    if m <= (SKINNY_NT_MAX_M if layout == "NT" else SKINNY_MAX_M):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
         out.append(extra)
@@ -121,7 +124,7 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
         cublas_ms, _ = _timer(device, lambda: cublas_matmul(a, b, tf32=False), **timing)
         tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
         best = None
-        for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape)):
+        for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape), shape.layout):
             entry = _entry(shape, kernel, rows, splits)
             _C.set_auto_table(index, entry, "gemmtiles.tune: a candidate")
             out = auto(a, b)

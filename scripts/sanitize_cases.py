@@ -27,6 +27,8 @@ CASES = [
     (5, 4099, 1031, "row", "col", 1, 1, None),  # auto's split-K skinny kernels
     (31, 700, 300, "col", "row", 3, 2, 2),
     (3, 20000, 40, "row", "col", 0, 0, None),  # auto's skinny kernel with K whole
+    (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
+    (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
     (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows,
     (200, 1030, 3001, "row", "col", 2, 0, None),  # 128 x 256,

@@ -18,7 +18,10 @@ H100_SMS = 132
         (1, 4096, 4096, 1, True, "skinny_kmajor", 4),
         (8, 4096, 4096, 1, False, "skinny_nmajor", 8),
         (8, 4096, 4096, 5, False, "skinny_nmajor", 8),
-        (9, 11008, 4096, 1, True, "split_tile", 32),
+        (9, 11008, 4096, 1, True, "skinny_kmajor", 16),  # W^T: skinny up to 16 rows
+        (16, 4096, 4096, 3, True, "skinny_kmajor", 16),
+        (16, 4096, 4096, 1, False, "split_tile", 32),
+        (17, 11008, 4096, 1, True, "split_tile", 32),
         (32, 4096, 11008, 1, True, "split_tile", 32),
         (33, 4096, 4096, 1, True, "split_tile", 64),
         (96, 4096, 4096, 1, False, "split_tile", 32),  # three 32-row tiles waste nothing
@@ -75,12 +78,17 @@ def test_plan_splits_k_to_fill_the_gpu():
     assert splits == 64 and k_slice == 64
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
+    # 16 rows of W^T: 128 columns a block, one block per SM: 32 blocks, 4 splits fill 128.
+    *_, splits, k_slice = _C.auto_plan(16, 4096, 4096, 1, True, True, H100_SMS)
+    assert splits == 4 and k_slice == 1024
 
 
 CUDA_SHAPES = [
     # m, n, k, b layout: every skinny configuration, split and unsplit, edges off 32 and 256
     (1, 4099, 1031, "col"), (3, 257, 4097, "row"), (5, 20000, 100, "col"), (8, 129, 33, "row"),
     (2, 1, 1, "col"), (1, 1, 70000, "row"), (7, 3000, 255, "row"),
+    # W^T's 16-row skinny kernel: chunks of A past 2048 columns (K whole), split, one column
+    (9, 20000, 4100, "col"), (16, 129, 2085, "col"), (11, 1, 300, "col"), (16, 4096, 4096, "col"),
     # every split tile (32, 64, 128 x 256 rows), split and unsplit, edges off 8 and the tiles
     (13, 1000, 2049, "col"), (16, 3000, 255, "row"), (17, 77, 5000, "col"), (32, 4097, 257, "row"),
     (31, 9000, 64, "row"), (50, 515, 2003, "row"), (33, 4097, 257, "col"), (16, 1, 1, "row"),
@@ -123,7 +131,7 @@ def test_batch_sharing_b_is_one_product(batch, m, layout):
 
 
 @needs_cuda
-@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (32, "col"), (64, "row"), (128, "col")])
+@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (16, "col"), (32, "col"), (64, "row"), (128, "col")])
 def test_split_k_is_deterministic(m, layout):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert _C.auto_plan(m, 4096, 11008, 1, layout == "col", True, sms)[4] > 1  # K is split

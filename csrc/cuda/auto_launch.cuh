@@ -1,7 +1,8 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
-// kernels (10_skinny.cuh) for up to 8 rows, and warptile's kernel split along K for up to a
-// few thousand rows. Torch-free, so that scripts/tune_auto.cu times exactly what auto.cu runs;
-// the caller provides the workspace (auto_workspace floats) and checks the launches.
+// kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), and warptile's kernel
+// split along K for up to a few thousand rows. Torch-free, so that scripts/tune_auto.cu
+// times exactly what auto.cu runs; the caller provides the workspace (auto_workspace floats)
+// and checks the launches.
 //
 // Split K for the tile kernel: a problem with too few output tiles for the GPU (33 to a few
 // hundred rows against a 4096-wide weight make 32-100 tiles of 128 x 128 for 132 SMs) runs the
@@ -102,29 +103,42 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
 
 template <class Cfg>
 void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
-                   float* ws, cudaStream_t stream) {
+                   float* ws, cudaStream_t stream, size_t smem = 0) {
   const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
-  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? 1 : 32 * plan.w);
+  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? Cfg::kGroups : 32 * plan.w);
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>(p.batch));
   const SkinnySplit s{plan.k_slice, plan.splits > 1 ? ws : nullptr};
-  kernel<<<grid, Cfg::kThreads, 0, stream>>>(p, s);
+  if (smem > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  kernel<<<grid, Cfg::kThreads, smem, stream>>>(p, s);
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
 }
 
+// The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto_plan.h):
+// up to 4 rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256
+// columns at a time, two blocks per SM; 16 rows A staged 2048 columns at a time (128 KB) and
+// shared by four groups of 8 lanes, 4 columns per group, one block per SM (254 registers:
+// 64 accumulators and four steps of B in flight).
+template <int MT>
+using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm,
+                                  MT <= 8 ? 256 : 2048, 32 / skinny_kmajor_shape(MT).groups>;
+
+template <int MT>
+void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  using Cfg = SkinnyKMajor<MT>;
+  constexpr bool kStaged = MT > 4;
+  launch_skinny<Cfg>(p, plan,
+                     plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4, kStaged> : skinny_kmajor_kernel<Cfg, 1, kStaged>,
+                     ws, stream, skinny_kmajor_smem<Cfg>(kStaged));
+}
+
 // The skinny configurations for MT (4 or 8) rows (auto_plan chooses NW the same way):
-// column-major B, 4 columns per warp; row-major B, one float4 group per lane, or 4 single
-// columns.
+// column-major B as above; row-major B, one float4 group per lane, or 4 single columns.
 template <int MT>
 void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(MT == 4 || MT == 8, "the skinny kernels take up to kSkinnyMaxM = 8 rows");
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
-    // 8 rows: A staged in shared memory; up to 4: A read in place (10_skinny.cuh).
-    using Cfg = SkinnyConfig<MT, 4, 2>;
-    constexpr bool kStaged = MT > 4;
-    launch_skinny<Cfg>(p, plan,
-                       plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4, kStaged> : skinny_kmajor_kernel<Cfg, 1, kStaged>,
-                       ws, stream);
+    launch_skinny_kmajor<MT>(p, plan, ws, stream);
   } else if (plan.w == 4) {
     using Cfg = SkinnyConfig<MT, 1, 2>;
     launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 4>, ws, stream);
@@ -141,7 +155,11 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   switch (plan.kernel) {
     case AutoKernel::kSkinnyKMajor:
     case AutoKernel::kSkinnyNMajor:
-      plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
+      if (plan.mt == 16) {
+        launch_skinny_kmajor<16>(p, plan, ws, stream);
+      } else {
+        plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
+      }
       return true;
     case AutoKernel::kSplitTile:
       if (plan.mt == 32) {

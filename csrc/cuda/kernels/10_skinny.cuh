@@ -1,4 +1,5 @@
-// Small M (decode, small batches): out = A @ B with M <= 8 rows, bound by reading B.
+// Small M (decode, small batches): out = A @ B with a few rows (up to 8; up to 32 for
+// nn.Linear's W^T), bound by reading B.
 //
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
 // time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
@@ -8,8 +9,9 @@
 // over enough blocks to keep every SM's loads in flight. Each split writes its partial sums
 // to a workspace; a second kernel adds the splits in a fixed order (no float atomics, so the
 // result is the same bits on every run) and applies alpha, beta and c.
-//  * B column-major (nn.Linear's W^T): a lane walks k, a warp holds NW columns and reads
-//    A in place; the lanes' partial sums are added by warp shuffles at the end.
+//  * B column-major (nn.Linear's W^T): a lane walks k, a group of lanes holds NW columns
+//    and reads A in place or from shared memory; the lanes' partial sums are added by warp
+//    shuffles at the end.
 //  * B row-major: a lane walks n; the block keeps all M rows of a slice of A in shared
 //    memory and every lane of a warp reads the same A(m, k) (a broadcast); no reduction
 //    inside the block.
@@ -24,17 +26,23 @@
 
 namespace gemmtiles {
 
-// Configuration: MT rows of A (M <= MT), NW columns per warp (kmajor) or per lane (nmajor),
-// KC columns of A staged per step, MIN_BLOCKS resident blocks per SM (__launch_bounds__):
-// enough warps in flight to cover DRAM latency.
-template <int MT_, int NW_, int MIN_BLOCKS = 2, int KC_ = 256>
+// Configuration: MT rows of A (M <= MT), NW columns per lane group (kmajor) or per lane
+// (nmajor), KC columns of A staged per step, MIN_BLOCKS resident blocks per SM
+// (__launch_bounds__): enough warps in flight to cover DRAM latency; KL lanes along k per
+// group of columns (kmajor: 32 / KL groups per warp).
+template <int MT_, int NW_, int MIN_BLOCKS = 2, int KC_ = 256, int KL_ = 32>
 struct SkinnyConfig {
-  static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS;
+  static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS, KL = KL_;
+  static constexpr int kGroups = 32 / KL;
+  static_assert(KL == 8 || KL == 16 || KL == 32, "a warp holds whole groups of lanes along k");
   // Rows of B (N-major) a lane loads before using any: fewer with more rows of A, whose
   // accumulators need the registers.
   static constexpr int kPrefetch = MT <= 4 ? 8 : MT <= 8 ? 4 : 2;
   static_assert(KC % kPrefetch == 0, "rows of B are prefetched in whole groups");
   static constexpr int kWarps = 8, kThreads = 32 * kWarps;
+  // Steps of B (K-major, A staged) whose loads are in flight ahead of their use: more where
+  // one block per SM leaves each thread twice the registers.
+  static constexpr int kAhead = MIN_BLOCKS == 1 ? 4 : 2;
   static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");
 };
 
@@ -49,12 +57,18 @@ template <class Cfg>
 __device__ __forceinline__ void skinny_stage_a(const GemmProblem& p, const float* a, int64_t k0,
                                                int64_t k_end, float (*As)[Cfg::KC]) {
   constexpr int MT = Cfg::MT, KC = Cfg::KC;
-#pragma unroll
+#pragma unroll(MT > 8 ? 8 : MT * KC / Cfg::kThreads)
   for (int i = 0; i < MT * KC / Cfg::kThreads; ++i) {
     const int e = threadIdx.x + i * Cfg::kThreads, m = e / KC, kk = e % KC;
     const int64_t k = k0 + kk;
     As[m][kk] = m < p.M && k < k_end ? a[m * p.a_rs + k * p.a_cs] : 0.0f;
   }
+}
+
+// Dynamic shared memory of skinny_kmajor_kernel<Cfg, W, kStaged>: the staged chunk of A.
+template <class Cfg>
+constexpr size_t skinny_kmajor_smem(bool staged) {
+  return staged ? sizeof(float) * Cfg::MT * Cfg::KC : 0;
 }
 
 // Writes one finished partial sum: to the workspace, or through the epilogue when K is whole.
@@ -100,23 +114,29 @@ __device__ __forceinline__ void load_line(float (&dst)[W], const float* line, in
   }
 }
 
-// B column-major (unit row stride): a lane takes W consecutive k of NW columns per step.
+// B column-major (unit row stride): a warp is 32 / KL groups of KL lanes; a group holds NW
+// columns, and its lanes take W consecutive k of each per step (KL W k per column and step).
 // Where A comes from depends on how many of its rows there are:
-//  * kStaged (8 rows): the block stages A's rows in shared memory KC columns at a time,
-//    between two barriers, and each step reads its W columns of them there;
+//  * kStaged (8-32 rows): the block stages A's rows in shared memory KC columns at a time,
+//    between two barriers, and each step reads its W columns of them there. With KL = 8 the
+//    four groups of a warp read the same A(m, k..k+3) (a broadcast): one shared wavefront per
+//    row and step, against four when each of the 32 lanes reads its own k — what lets 16 and
+//    32 rows (4 and 2 columns per group) stay bound by B's stream rather than A's reads;
 //  * otherwise (up to 4 rows): A is read in place (float4 along k where its rows allow, the
 //    block's warps hitting the same lines in L1), with no shared memory and no barriers, so
 //    a warp's loads of B never wait for the block; kUnroll steps' loads of B are issued
 //    before any is used, and rows of A past M load nothing.
 // With 8 rows in place the loads of A outnumber B's two to one in the same load pipe
 // (1.3-1.5x slower on the H100); with one row the barriers cost more (1.1x slower).
-// Grid (ceil(N / (8 NW)), splits, batch).
+// Grid (ceil(N / (8 * 32 / KL * NW)), splits, batch).
 template <class Cfg, int W, bool kStaged>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_kernel(GemmProblem p, SkinnySplit s) {
-  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, kStep = 32 * W;
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, KL = Cfg::KL, kStep = KL * W;
   const BatchView v = batch_view(p);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * NW;
+  // A warp's lane index is group * KL + lane: a group's lanes are neighbours, so the
+  // butterfly that adds their sums stays inside it.
+  const int lane = threadIdx.x % KL, warp = threadIdx.x / 32, group = threadIdx.x % 32 / KL;
+  const int64_t n0 = ((int64_t(blockIdx.x) * Cfg::kWarps + warp) * Cfg::kGroups + group) * NW;
   const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
   const float* b_col[NW];
@@ -128,26 +148,64 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   }
   float acc[MT][NW] = {};
   if constexpr (kStaged) {
-    static_assert(KC % kStep == 0, "a staged slice is whole warp steps");
-    __shared__ __align__(16) float As[MT][KC];
+    // The lane's steps run kStep apart from k_begin + lane W, across the staged chunks; B's
+    // loads run kAhead steps ahead of their use, through the chunk boundaries too, so the
+    // next chunk's first loads are in flight while the block stages its A. A chunk is up to
+    // KC columns of A (dynamic shared memory, skinny_kmajor_smem); the last one is cut to
+    // whole rounds of kAhead steps past k_end, whose loads of B read nothing and add zeros.
+    constexpr int kAhead = Cfg::kAhead, kRound = kAhead * kStep;
+    static_assert(KC % kRound == 0, "a staged chunk is whole rounds of steps");
+    extern __shared__ __align__(16) float As[];  // As[m * KC + kk]
+    const bool a_vec = p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
+    float bv[kAhead][NW][W];
+    // A column past N reads the last column (an in-bounds read, never stored) instead of
+    // keeping a bound per column in registers.
+    auto load_b = [&](float (&dst)[NW][W], int64_t k) {
+#pragma unroll
+      for (int j = 0; j < NW; ++j)
+        load_line<W>(dst[j], v.b + (n0 + j < p.N ? n0 + j : p.N - 1) * p.b_cs, k, p.b_rs, k_end);
+    };
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) load_b(bv[u], k_begin + lane * W + u * kStep);
     for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
+      const int rounds = int((k_end - k0 < KC ? k_end - k0 : KC) + kRound - 1) / kRound;
+      const int span = rounds * kRound;  // columns staged, zeros past k_end
       __syncthreads();
-      skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
+      // Four columns per load where A's rows are 16-byte aligned lines (k0 is a multiple of 32).
+      for (int e = threadIdx.x; e < MT * span / 4; e += Cfg::kThreads) {
+        const int m = e / (span / 4), kk = e % (span / 4) * 4;
+        const int64_t k = k0 + kk;
+        const float* row = v.a + m * p.a_rs;
+        float x[4];
+        if (a_vec && m < p.M && k + 3 < k_end) {
+          load4(x, row + k);
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) x[w] = m < p.M && k + w < k_end ? row[(k + w) * p.a_cs] : 0.0f;
+        }
+        *reinterpret_cast<float4*>(&As[m * KC + kk]) = make_float4(x[0], x[1], x[2], x[3]);
+      }
       __syncthreads();
+      for (int r = 0; r < rounds; ++r) {
 #pragma unroll
-      for (int kk = lane * W; kk < KC; kk += kStep) {
-        float bv[NW][W];
-#pragma unroll
-        for (int j = 0; j < NW; ++j) load_line<W>(bv[j], b_col[j], k0 + kk, p.b_rs, b_end[j]);
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          float av[W];
-#pragma unroll
-          for (int w = 0; w < W; ++w) av[w] = As[m][kk + w];
+        for (int u = 0; u < kAhead; ++u) {
+          const int kk = lane * W + (r * kAhead + u) * kStep;
+          float cur[NW][W];
 #pragma unroll
           for (int j = 0; j < NW; ++j)
 #pragma unroll
-            for (int w = 0; w < W; ++w) acc[m][j] += av[w] * bv[j][w];
+            for (int w = 0; w < W; ++w) cur[j][w] = bv[u][j][w];
+          load_b(bv[u], k0 + kk + kRound);
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            float av[W];
+#pragma unroll
+            for (int w = 0; w < W; ++w) av[w] = As[m * KC + kk + w];
+#pragma unroll
+            for (int j = 0; j < NW; ++j)
+#pragma unroll
+              for (int w = 0; w < W; ++w) acc[m][j] += av[w] * cur[j][w];
+          }
         }
       }
     }
@@ -183,23 +241,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
       }
     }
   }
-  // Sum over the lanes (a fixed butterfly: the same order on every run).
+  // Sum over a group's lanes (a fixed butterfly: the same order on every run).
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
 #pragma unroll
     for (int j = 0; j < NW; ++j) {
       float x = acc[m][j];
 #pragma unroll
-      for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
       acc[m][j] = x;
     }
   }
-  // Lane i writes output i of the warp's MT x NW results, in rounds of 32.
+  // Lane i of a group writes output i of its MT x NW results, in rounds of KL.
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
 #pragma unroll
     for (int j = 0; j < NW; ++j) {
-      if ((m * NW + j) % 32 == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
+      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
     }
   }
 }
