@@ -82,6 +82,11 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
         raise ValueError(f"--shapes {name}: this set is sized for a GPU; on the CPU use squares, all or MxNxK")
     shapes = []
     for spec in name.split(","):
+        if spec in sets:  # a set among shapes: small,batched or small,8x4096x4096:NT
+            shapes += sets[spec]
+            continue
+        if spec in GPU_SETS:
+            raise ValueError(f"--shapes {spec}: this set is sized for a GPU; on the CPU use squares, all or MxNxK")
         dims, _, layout = spec.partition(":")
         try:
             sizes = [int(x) for x in dims.lower().split("x")]

@@ -73,6 +73,15 @@ def test_bench_takes_a_batched_shape(tmp_path, capsys):
     assert "2x17x9x5" in capsys.readouterr().out
 
 
+def test_bench_takes_sets_and_shapes_together():
+    # as docs/ladder.md runs it: --shapes small,batched
+    small, batched = bench.shape_set("small", "cuda"), bench.shape_set("batched", "cuda")
+    assert bench.shape_set("small,batched", "cuda") == small + batched
+    assert bench.shape_set("squares,3x5x7:NT", "cpu")[-1].label == "3x5x7 NT"
+    with pytest.raises(ValueError, match="sized for a GPU"):
+        bench.shape_set("squares,small", "cpu")
+
+
 def test_bench_takes_a_tn_shape(tmp_path, capsys):
     # TN: A column-major (the weight gradient x^T @ grad), timed and checked against float64.
     assert bench.shape_set("5x7x9:TN", "cpu")[0].label == "5x7x9 TN"
