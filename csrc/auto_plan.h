@@ -34,7 +34,7 @@ struct AutoPlan {
 };
 
 // Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
-// From 9 rows on the 32-row split tile is faster (H100, 16 x 4096 x 4096: 48 us against 69;
+// For row-major B, from 9 rows on the 32-row split tile is faster (H100, 16 x 4096 x 4096: 48 us against 69;
 // at 8 rows the two are within 2% on square weights and skinny is faster by 5-20% on the
 // wider ones: scripts/tune_auto.cu).
 inline constexpr int64_t kSkinnyMaxM = 8;

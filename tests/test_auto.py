@@ -110,6 +110,17 @@ def test_skinny_paths(m, n, k, layout):
 
 
 @needs_cuda
+@pytest.mark.parametrize("m,n,k,batch", [(16, 4096, 4096, 1), (9, 1000, 2084, 1), (5, 300, 4100, 3)])
+def test_skinny_wt_aligned(m, n, k, batch):
+    # nn.Linear's W^T with 16-byte aligned rows: B as float4, A staged as float4, K split
+    # (3 x 5 rows make one 15-row product).
+    a = operand(m, k, "cuda", batch=batch if batch > 1 else None)
+    b = operand(k, n, "cuda", "col")
+    check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
+    check_tier("auto", a, b)
+
+
+@needs_cuda
 def test_skinny_batched():
     a = operand(7, 300, "cuda", batch=3)
     b = operand(300, 500, "cuda", "col", batch=3)

@@ -114,22 +114,53 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(Ge
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
 }
 
+// Shared memory one block may opt in to on the current device, asked once per device.
+inline int64_t block_smem_optin() {
+  constexpr int kDevices = 64;
+  static std::atomic<int64_t> known[kDevices];  // 0: not asked yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
+    cudaGetLastError();
+    return 48 * 1024;
+  }
+  int64_t bytes = known[device].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+      cudaGetLastError();
+      value = 48 * 1024;
+    }
+    bytes = value;
+    known[device].store(bytes, std::memory_order_relaxed);
+  }
+  return bytes;
+}
+
 // The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto_plan.h):
 // up to 4 rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256
-// columns at a time, two blocks per SM; 16 rows A staged 2048 columns at a time (128 KB) and
-// shared by four groups of 8 lanes, 4 columns per group, one block per SM (254 registers:
-// 64 accumulators and four steps of B in flight).
-template <int MT>
-using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm,
-                                  MT <= 8 ? 256 : 2048, 32 / skinny_kmajor_shape(MT).groups>;
+// columns at a time, two blocks per SM; 16 rows A staged KC = 2048 columns at a time (128 KB)
+// and shared by four groups of 8 lanes, 4 columns per group, one block per SM (226 registers:
+// 64 accumulators and four steps of B in flight) — or 256 columns at a time (16 KB) on a GPU
+// whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
+template <int MT, int KC = (MT <= 8 ? 256 : 2048)>
+using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm, KC,
+                                  32 / skinny_kmajor_shape(MT).groups>;
+
+template <class Cfg, bool kStaged>
+void launch_skinny_kmajor_cfg(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  launch_skinny<Cfg>(p, plan,
+                     plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4, kStaged> : skinny_kmajor_kernel<Cfg, 1, kStaged>,
+                     ws, stream, skinny_kmajor_smem<Cfg>(kStaged));
+}
 
 template <int MT>
 void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   using Cfg = SkinnyKMajor<MT>;
-  constexpr bool kStaged = MT > 4;
-  launch_skinny<Cfg>(p, plan,
-                     plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4, kStaged> : skinny_kmajor_kernel<Cfg, 1, kStaged>,
-                     ws, stream, skinny_kmajor_smem<Cfg>(kStaged));
+  if constexpr (MT > 8) {
+    if (int64_t(skinny_kmajor_smem<Cfg>(true)) > block_smem_optin())
+      return launch_skinny_kmajor_cfg<SkinnyKMajor<MT, 256>, true>(p, plan, ws, stream);
+  }
+  launch_skinny_kmajor_cfg<Cfg, (MT > 4)>(p, plan, ws, stream);
 }
 
 // The skinny configurations for MT (4 or 8) rows (auto_plan chooses NW the same way):
@@ -155,7 +186,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   switch (plan.kernel) {
     case AutoKernel::kSkinnyKMajor:
     case AutoKernel::kSkinnyNMajor:
-      if (plan.mt == 16) {
+      if (plan.mt == 16 && plan.kernel == AutoKernel::kSkinnyKMajor) {
         launch_skinny_kmajor<16>(p, plan, ws, stream);
       } else {
         plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);

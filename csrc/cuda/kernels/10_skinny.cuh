@@ -1,4 +1,4 @@
-// Small M (decode, small batches): out = A @ B with a few rows (up to 8; up to 32 for
+// Small M (decode, small batches): out = A @ B with a few rows (up to 8; up to 16 for
 // nn.Linear's W^T), bound by reading B.
 //
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
@@ -57,7 +57,7 @@ template <class Cfg>
 __device__ __forceinline__ void skinny_stage_a(const GemmProblem& p, const float* a, int64_t k0,
                                                int64_t k_end, float (*As)[Cfg::KC]) {
   constexpr int MT = Cfg::MT, KC = Cfg::KC;
-#pragma unroll(MT > 8 ? 8 : MT * KC / Cfg::kThreads)
+#pragma unroll
   for (int i = 0; i < MT * KC / Cfg::kThreads; ++i) {
     const int e = threadIdx.x + i * Cfg::kThreads, m = e / KC, kk = e % KC;
     const int64_t k = k0 + kk;
@@ -117,11 +117,11 @@ __device__ __forceinline__ void load_line(float (&dst)[W], const float* line, in
 // B column-major (unit row stride): a warp is 32 / KL groups of KL lanes; a group holds NW
 // columns, and its lanes take W consecutive k of each per step (KL W k per column and step).
 // Where A comes from depends on how many of its rows there are:
-//  * kStaged (8-32 rows): the block stages A's rows in shared memory KC columns at a time,
+//  * kStaged (8-16 rows): the block stages A's rows in shared memory KC columns at a time,
 //    between two barriers, and each step reads its W columns of them there. With KL = 8 the
 //    four groups of a warp read the same A(m, k..k+3) (a broadcast): one shared wavefront per
-//    row and step, against four when each of the 32 lanes reads its own k — what lets 16 and
-//    32 rows (4 and 2 columns per group) stay bound by B's stream rather than A's reads;
+//    row and step, against four when each of the 32 lanes reads its own k — what lets 16
+//    rows (4 columns per group) stay bound by B's stream rather than A's reads;
 //  * otherwise (up to 4 rows): A is read in place (float4 along k where its rows allow, the
 //    block's warps hitting the same lines in L1), with no shared memory and no barriers, so
 //    a warp's loads of B never wait for the block; kUnroll steps' loads of B are issued
