@@ -137,20 +137,37 @@ def _hold_cycles(device: torch.device, seconds: float = 2e-4) -> int:
     return int(rate_khz * 1e3 * seconds)
 
 
-def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats: int, budget_s: float):
+def _l2_flush(device: torch.device) -> Callable[[], object]:
+    """A read of twice the GPU's L2 in floats: afterwards no operand line is left in L2, and
+    the lines that are hold clean data (nothing to write back during the next call)."""
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 << 20
+    buf = torch.ones(2 * l2 // 4, device=device)
+    return lambda: buf.sum()
+
+
+def _timer(device: torch.device, fn: Callable[[], object], warmup: int, repeats: int, budget_s: float,
+           cold_l2: bool = False):
     """Median milliseconds of fn() and how many runs it took; fewer runs for slow calls.
 
     On CUDA each run is timed by events around its kernels alone: the stream is first held
     busy for a moment (``torch.cuda._sleep``), so that the host has queued the start event,
     fn's launches and the end event before the GPU reaches them; otherwise an idle GPU would
     count the host's dispatch time between the events, which at tens of microseconds is a
-    large and path-dependent share.
+    large and path-dependent share. cold_l2: before each run the L2 is filled with other
+    data (untimed), so that operands come from DRAM, as a model's successive layers read
+    weights the L2 does not hold; otherwise an operand smaller than L2 (a 2048 x 2048 weight
+    is 16 MiB, the H100's L2 50 MB) is read from it on every repeat.
     """
+    if cold_l2 and device.type != "cuda":
+        raise ValueError("cold_l2: only a CUDA device has an L2 to flush")
     if device.type == "cuda":
         hold = _hold_cycles(device)
+        flush = _l2_flush(device) if cold_l2 else None
 
         def once() -> float:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if flush is not None:
+                flush()
             torch.cuda._sleep(hold)
             start.record()
             fn()
@@ -212,7 +229,7 @@ def cublas_matmul(a, b, tf32: bool):
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
-        budget_s: float, progress: bool = True) -> list[Row]:
+        budget_s: float, progress: bool = True, cold_l2: bool = False) -> list[Row]:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     refs = _reference_names(tiers, device)
@@ -250,7 +267,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             out = fn()
             err = (out.double() - exact).norm().item() / exact_norm
             del out
-            ms, n = _timer(device, fn, warmup, repeats, budget_s)
+            ms, n = _timer(device, fn, warmup, repeats, budget_s, cold_l2)
             results[name] = (ms, n, err)
         del fn, exact
         ref_tflops = flops / results[ref_name][0] / 1e9
@@ -403,6 +420,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--budget", type=float, default=1.0, help="seconds of timing per tier and shape (default 1)")
     p.add_argument("--out", default="bench-results", help="folder for CSV, JSON and the plot")
+    p.add_argument("--cold-l2", action="store_true",
+                   help="CUDA: fill the L2 with other data before each timed call, so that operands come "
+                        "from DRAM (as a model's layers read their weights) even where they fit in L2")
     p.add_argument("--overhead", action="store_true",
                    help="per-call wall time of sgemm and nn.Linear against torch at 64x64 instead")
     args = p.parse_args(argv)
@@ -413,6 +433,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error("--device cuda: this build of gemmtiles has no CUDA kernels (python -m gemmtiles.info)")
     if args.warmup < 0 or args.repeats < 1 or args.budget <= 0:
         p.error("--warmup must be >= 0, --repeats >= 1 and --budget > 0")
+    if args.cold_l2 and args.device != "cuda":
+        p.error("--cold-l2: flushes a GPU's L2; it needs --device cuda")
     device = torch.device(args.device)
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     if args.overhead:
@@ -436,7 +458,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error(f"--out: cannot create {args.out!r}: {e.strerror}")
     ref_name = _reference_names(tiers, device)[0]
 
-    rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget)
+    rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2)
+    if args.cold_l2:
+        print("(--cold-l2: the L2 filled with other data before each timed call)")
     print(table(rows, device_name, ref_name))
     with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))

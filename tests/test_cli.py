@@ -82,6 +82,22 @@ def test_bench_takes_sets_and_shapes_together():
         bench.shape_set("squares,small", "cpu")
 
 
+def test_bench_cold_l2_needs_a_gpu(capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--cold-l2", "--device", "cpu", "--shapes", "8x8x8", "--tiers", "naive"])
+    assert e.value.code == 2 and "--cold-l2" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="cold_l2"):
+        bench._timer(torch.device("cpu"), lambda: None, 0, 1, 0.01, cold_l2=True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_bench_cold_l2_times_from_dram(tmp_path, capsys):
+    assert bench.main(["--cold-l2", "--shapes", "8x2048x2048:NT", "--tiers", "auto", "--budget", "0.02",
+                       "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "--cold-l2" in out and "8x2048x2048 NT" in out
+
+
 def test_bench_takes_a_tn_shape(tmp_path, capsys):
     # TN: A column-major (the weight gradient x^T @ grad), timed and checked against float64.
     assert bench.shape_set("5x7x9:TN", "cpu")[0].label == "5x7x9 TN"
