@@ -120,8 +120,10 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
     try:
         _C.set_auto_table(index, "", "gemmtiles.tune: the heuristic")
         expected = auto(a, b)
-        heuristic_ms, _ = _timer(device, lambda: auto(a, b), **timing)
+        # cuBLAS first: a process's first timings of auto, before cuBLAS has run, read 12-16%
+        # faster than later ones (docs/ladder.md, --cold-l2), which would flatter the heuristic.
         cublas_ms, _ = _timer(device, lambda: cublas_matmul(a, b, tf32=False), **timing)
+        heuristic_ms, _ = _timer(device, lambda: auto(a, b), **timing)
         tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
         best = None
         for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape), shape.layout):
