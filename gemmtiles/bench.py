@@ -139,7 +139,7 @@ def _hold_cycles(device: torch.device, seconds: float = 2e-4) -> int:
 
 def _l2_flush(device: torch.device) -> Callable[[], object]:
     """A read of twice the GPU's L2 in floats: afterwards no operand line is left in L2, and
-    the lines that are hold clean data (nothing to write back during the next call)."""
+    the lines left there hold clean data (nothing to write back during the next call)."""
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 << 20
     buf = torch.ones(2 * l2 // 4, device=device)
     return lambda: buf.sum()
