@@ -45,6 +45,9 @@ inline constexpr int kSkinnyWarps = 8;
 // faster than on the 32-row split tile (H100, one run, us: 16 x 4096 x 4096 NT 42.2 against
 // 49.7, 16 x 4096 x 11008 NT 97.2 against 112.4; 16 x 11008 x 4096 NT within 1%).
 inline constexpr int64_t kSkinnyKMajorMaxM = 16;
+inline constexpr int64_t skinny_max_m(bool b_kmajor) {
+  return b_kmajor ? kSkinnyKMajorMaxM : kSkinnyMaxM;
+}
 
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
 // per warp, and resident blocks per SM (csrc/cuda/kernels/10_skinny.cuh).
@@ -148,12 +151,12 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
       if (e->kernel == AutoKernel::kSplitTile && M <= kSplitTileMaxM)
         return split_tile_plan(e->rows, K, e->splits);
-      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= (b_kmajor ? kSkinnyKMajorMaxM : kSkinnyMaxM))
+      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
         return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
       if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
     }
   }
-  if (M > (b_kmajor ? kSkinnyKMajorMaxM : kSkinnyMaxM)) {
+  if (M > skinny_max_m(b_kmajor)) {
     if (batch != 1 || !a_kmajor || M > kSplitTileMaxM) return {AutoKernel::kWarptile};
     // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
     const SplitTileShape* best = nullptr;
@@ -181,7 +184,7 @@ inline AutoPlan split_tile_plan(int rows, int64_t K, int64_t splits) {
   return plan;
 }
 
-// The skinny kernel for M <= kSkinnyMaxM rows (kSkinnyKMajorMaxM for column-major B);
+// The skinny kernel for M <= skinny_max_m(b_kmajor) rows;
 // splits 0: enough for two blocks per SM.
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits) {

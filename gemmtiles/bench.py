@@ -76,13 +76,9 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
         sets["model"] = model_shapes()
         sets["all"] = (sets["squares"] + sets["odd"] + sets["transformer"] + sets["linear"] + sets["small"]
                        + sets["batched"])
-    if name in sets:
-        return sets[name]
-    if name in GPU_SETS:
-        raise ValueError(f"--shapes {name}: this set is sized for a GPU; on the CPU use squares, all or MxNxK")
     shapes = []
     for spec in name.split(","):
-        if spec in sets:  # a set among shapes: small,batched or small,8x4096x4096:NT
+        if spec in sets:  # a set, alone or among others: small, small,batched, small,8x4096x4096:NT
             shapes += sets[spec]
             continue
         if spec in GPU_SETS:

@@ -31,7 +31,7 @@ __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tun
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
 SKINNY_SPLITS = (1, 2, 4, 8, 16, 32, 64)
-# Rows the skinny kernel takes (kSkinnyMaxM, kSkinnyKMajorMaxM in csrc/auto_plan.h).
+# Rows the skinny kernel takes (skinny_max_m in csrc/auto_plan.h).
 SKINNY_MAX_M, SKINNY_NT_MAX_M = 8, 16
 TUNED_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 

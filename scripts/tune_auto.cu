@@ -1,9 +1,9 @@
 // Standalone tuning harness for the `auto` tier's own kernels (csrc/cuda/auto_launch.cuh):
 // for each shape and layout, times auto's plan (auto_plan.h), every split-K tile
-// configuration at every split count and, up to kSkinnyMaxM rows (kSkinnyKMajorMaxM for
-// column-major B), the skinny plan, against cuBLAS's fp32 SGEMM on the same inputs (CUDA
-// events, median of repeats); checks each result against cuBLAS's and prints the best choices
-// per shape. The measurements behind auto_plan.h's rule.
+// configuration at every split count and, up to skinny_max_m rows, the skinny plan, against
+// cuBLAS's fp32 SGEMM on the same inputs (CUDA events, median of repeats); checks each result
+// against cuBLAS's and prints the best choices per shape. The measurements behind
+// auto_plan.h's rule.
 //   nvcc -O3 -std=c++17 -arch=sm_90 scripts/tune_auto.cu -lcublas -o tune_auto
 //   ./tune_auto                    # the bench's small-M shapes, NN and NT
 //   ./tune_auto M N K [M N K ...]  # chosen shapes
@@ -113,7 +113,7 @@ void run_shape(cublasHandle_t handle, int64_t M, int64_t N, int64_t K, bool b_km
   // 128 x 128 tiles: the 128x256 line with 1 split is the first of them.
   if (plan.kernel != AutoKernel::kWarptile) try_plan("auto", c, plan, chosen);
   // The skinny kernel on the heuristic's split count, against the tiles.
-  if (M <= (b_kmajor ? kSkinnyKMajorMaxM : kSkinnyMaxM))
+  if (M <= skinny_max_m(b_kmajor))
     try_plan("skinny", c, skinny_plan(M, N, K, 1, b_kmajor, true, 132), r);
   try_tiles("32x128", 32, 128, c, r);
   try_tiles("64x128", 64, 128, c, r);
