@@ -27,7 +27,8 @@ struct AutoPlan {
                        // split_tile: rows of the block tile (32, 64 or 128)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
                        // per lane (nmajor);
-                       // split_tile: columns of the block tile (128 or 256)
+                       // split_tile: columns of the block tile (128 or 256; 128 rows
+                       // and 128 columns: the pipelined tile)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // blocks along K
   int64_t k_slice = 0; // K per split: a multiple of 32 (skinny) or 8 (split_tile)
@@ -57,18 +58,28 @@ struct SkinnyKMajorShape {
 inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt) {
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
 }
-// Rows up to which a single problem (batch 1, row-major A) runs on the split-K tile kernels;
-// past it warptile's own grid has waves enough.
+// Rows up to which a single problem (batch 1, row-major A) runs on the 32- and 64-row split-K
+// tiles; past it the 128-row tile has waves enough.
 inline constexpr int64_t kSplitTileMaxM = 2048;
 
 // The split-K tile configurations (csrc/cuda/auto_launch.cuh): block tile rows and columns,
-// resident blocks per SM, and the rate of useful work per SM relative to 128 x 256's (H100,
-// scripts/tune_auto.cu: the small tiles' fewer FMAs per shared load cost 15-20%).
+// resident blocks per SM, and the rate of useful work per SM relative to the 128-row tile's
+// (H100, scripts/tune_auto.cu: the small tiles' fewer FMAs per shared load cost 15-20%).
+// The 128-row tile is the pipelined 128 x 128 one (two blocks per SM, 11_async_tile.cuh) where
+// the operands allow it (async_tile_ok), else warptile's 128 x 256 (one per SM).
 struct SplitTileShape {
   int bm, bn, blocks_per_sm;
   double rate;
 };
 inline constexpr SplitTileShape kSplitTiles[] = {{32, 128, 6, 0.8}, {64, 128, 3, 0.85}, {128, 256, 1, 1.0}};
+inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
+
+// Whether the pipelined tile kernel takes the operands: it copies a K-major operand (A
+// row-major, B column-major) 4 bytes at a time, any leading dimension, and an M-major one
+// 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec).
+inline constexpr bool async_tile_ok(bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
+  return (a_kmajor || a_vec) && (b_kmajor || b_vec);
+}
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -140,44 +151,57 @@ struct AutoTable {
 // a_kmajor: A is row-major (unit column stride), as activations are.
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits = 0);
-inline AutoPlan split_tile_plan(int rows, int64_t K, int64_t splits);
+inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits);
 
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
+// a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
-                          const AutoTable* table = nullptr) {
+                          const AutoTable* table = nullptr, bool a_vec = true) {
   if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
+  const bool async = async_tile_ok(a_kmajor, a_vec, b_kmajor, b_vec);
   if (table && batch == 1 && a_kmajor) {
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
-      if (e->kernel == AutoKernel::kSplitTile && M <= kSplitTileMaxM)
-        return split_tile_plan(e->rows, K, e->splits);
+      if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
+        return split_tile_plan(e->rows, e->rows != 128 ? 128 : async ? kAsyncTile.bn : 256, K, e->splits);
       if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
         return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
       if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
     }
   }
   if (M > skinny_max_m(b_kmajor)) {
-    if (batch != 1 || !a_kmajor || M > kSplitTileMaxM) return {AutoKernel::kWarptile};
+    // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
+    // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
+    // operands allow it; else warptile's 128 x 256, for row-major A and up to kSplitTileMaxM
+    // rows with its K split, and warptile's own launch otherwise).
+    // Past kSplitTileMaxM rows NN stays on warptile, whose 128 x 256 tile is as fast there
+    // (H100, one run: 4096^3 2.885 ms against 2.890, 8192^3 22.56 against 22.81); the pipelined
+    // tile's gain is in reading K-major B and column-major A (5504 x 2048 x 2048 TN 0.93x
+    // cuBLAS against 0.92x, 2048 x 32000 x 2048 TN 0.96x against 0.93x).
+    const bool pipelined = async && (M <= kSplitTileMaxM || b_kmajor || !a_kmajor);
+    if (batch != 1 || !(a_kmajor || pipelined)) return {AutoKernel::kWarptile};
+    const SplitTileShape& large = pipelined ? kAsyncTile : kSplitTiles[2];
     // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
-    const SplitTileShape* best = nullptr;
-    double best_rows = 0;
-    for (const SplitTileShape& t : kSplitTiles) {
+    const SplitTileShape* best = &large;
+    double best_rows = double(ceil_div64(M, large.bm) * large.bm) / large.rate;
+    for (int i = 0; i < 2 && a_kmajor && M <= kSplitTileMaxM; ++i) {
+      const SplitTileShape& t = kSplitTiles[i];
       const double rows = double(ceil_div64(M, t.bm) * t.bm) / t.rate;
-      if (!best || rows < best_rows) best = &t, best_rows = rows;
+      if (rows < best_rows) best = &t, best_rows = rows;
     }
     const int64_t tiles = ceil_div64(M, best->bm) * ceil_div64(N, best->bn);
     const int64_t splits = best_splits(tiles, int64_t(best->blocks_per_sm) * sms, M, N, K);
-    // One split of the widest tile is warptile itself, which picks its own tile shape.
-    if (splits == 1 && best->bm == 128) return {AutoKernel::kWarptile};
-    return split_tile_plan(best->bm, K, splits);
+    if (best == &kSplitTiles[2] && (splits == 1 || !a_kmajor || M > kSplitTileMaxM))
+      return {AutoKernel::kWarptile};
+    return split_tile_plan(best->bm, best->bn, K, splits);
   }
   return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
 }
 
-// The split tile of `rows` rows (128: 128 x 256) with K in `splits` slices of a multiple of 8
-// (fewer when K is short).
-inline AutoPlan split_tile_plan(int rows, int64_t K, int64_t splits) {
-  AutoPlan plan{AutoKernel::kSplitTile, rows, rows == 128 ? 256 : 128};
+// The split tile of `rows` x `cols` (128 x 128: the pipelined tile) with K in `splits` slices
+// of a multiple of 8 (fewer when K is short).
+inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
+  AutoPlan plan{AutoKernel::kSplitTile, rows, cols};
   splits = std::max<int64_t>(1, std::min(splits, ceil_div64(K, 8)));
   plan.k_slice = (ceil_div64(K, splits) + 7) / 8 * 8;
   plan.splits = ceil_div64(K, plan.k_slice);

@@ -98,15 +98,16 @@ bool parse_table(const char* text, const std::string& where,
   }
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None)
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True)
 //   -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
 // whose text is `table` (None: the heuristic alone).
 PyObject* py_auto_plan(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor, b_vec, a_kmajor = 1;
+  int b_kmajor, b_vec, a_kmajor = 1, a_vec = 1;
   const char* text = nullptr;
-  if (!PyArg_ParseTuple(args, "LLLLppL|pz", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text))
+  if (!PyArg_ParseTuple(args, "LLLLppL|pzp", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text,
+                        &a_vec))
     return nullptr;
   if (sms < 1) {
     PyErr_SetString(PyExc_ValueError, "auto_plan: sms must be >= 1");
@@ -115,7 +116,7 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
   std::shared_ptr<const gemmtiles::AutoTable> table;
   if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
-                                                        a_kmajor != 0, table.get());
+                                                        a_kmajor != 0, table.get(), a_vec != 0);
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }

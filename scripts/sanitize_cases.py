@@ -31,7 +31,10 @@ CASES = [
     (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
     (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows,
-    (200, 1030, 3001, "row", "col", 2, 0, None),  # 128 x 256,
+    (200, 1030, 3001, "row", "col", 2, 0, None),  # the pipelined 128 x 128 (A and B K-major),
+    (500, 300, 77, "col", "row", 0, 0, None),  # both M-major, K ending mid-slice,
+    (260, 1030, 3001, "col", "col", 0, 0, None),  # A M-major, B K-major, split,
+    (2100, 300, 50, "col", "row", 0, 0, None),  # past 2048 rows,
     (16, 1, 1, "row", "row", 0, 0, None),  # K whole
 ]
 

@@ -28,8 +28,9 @@ H100_SMS = 132
         (128, 4096, 4096, 1, True, "split_tile", 128),
         (192, 11008, 4096, 1, True, "split_tile", 64),
         (512, 4096, 4096, 1, False, "split_tile", 128),
-        (2048, 4096, 4096, 1, False, "warptile", 0),  # waves enough without a split
-        (2049, 11008, 4096, 1, False, "warptile", 0),  # past the split tiles' rows
+        (2048, 4096, 4096, 1, False, "split_tile", 128),  # the pipelined tile, K whole
+        (2049, 11008, 4096, 1, True, "split_tile", 128),  # past the 32- and 64-row tiles' rows
+        (2049, 11008, 4096, 1, False, "warptile", 0),  # NN there: warptile's 128 x 256
         (64, 4096, 4096, 2, False, "warptile", 0),  # batched: tiles enough
         (4, 64, 64, 70000, False, "warptile", 0),  # batch past the grid's z limit
     ],
@@ -44,22 +45,38 @@ def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
     elif kernel == "split_tile":
         # Whole 8-deep slices, so a row-major A's slices keep their float4 alignment.
         assert k_slice % 8 == 0 and (splits - 1) * k_slice < k <= splits * k_slice
-        assert nw == (256 if mt == 128 else 128)
+        assert nw == 128  # 32 x 128, 64 x 128, or the pipelined 128 x 128
 
 
-def test_plan_leaves_column_major_a_to_warptile():
-    # The split tiles read A row-major only (activations); A^T (a weight gradient) stays on
-    # warptile.
-    assert _C.auto_plan(64, 4096, 4096, 1, True, True, H100_SMS, True)[0] == "split_tile"
-    assert _C.auto_plan(64, 4096, 4096, 1, True, True, H100_SMS, False)[0] == "warptile"
+def _plan(m, n, k, a_kmajor, a_vec, b_kmajor, b_vec):
+    return _C.auto_plan(m, n, k, 1, b_kmajor, b_vec, H100_SMS, a_kmajor, None, a_vec)
+
+
+def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
+    # It copies a K-major operand 4 bytes at a time (any leading dimension) and an M-major
+    # one 16 bytes at a time (rows 16-byte aligned). Otherwise: warptile's 128 x 256 tile
+    # with K split for row-major A, warptile itself for column-major A.
+    assert _plan(512, 4096, 4096, True, False, True, False)[:3] == ("split_tile", 128, 128)
+    assert _plan(512, 4096, 4096, False, True, False, True)[:3] == ("split_tile", 128, 128)
+    assert _plan(64, 4096, 4096, False, True, True, True)[:3] == ("split_tile", 128, 128)
+    assert _plan(512, 4096, 4096, True, True, False, False)[:3] == ("split_tile", 128, 256)
+    assert _plan(2048, 4096, 4096, True, True, False, False)[0] == "warptile"  # 128 x 256, no split
+    assert _plan(512, 4096, 4096, False, False, True, True)[0] == "warptile"
+    assert _plan(512, 4096, 4096, False, True, False, False)[0] == "warptile"
+    # A column-major: the 128-row tile alone (the 32- and 64-row ones read A row-major).
+    assert _plan(64, 4096, 4096, True, True, True, True)[:2] == ("split_tile", 64)
+    # Past 2048 rows: NN on warptile, other layouts on the pipelined tile.
+    assert _plan(4096, 4096, 4096, True, True, False, True)[0] == "warptile"
+    for a_kmajor, b_kmajor in [(True, True), (False, False), (False, True)]:
+        assert _plan(4096, 4096, 4096, a_kmajor, True, b_kmajor, True)[:3] == ("split_tile", 128, 128)
 
 
 @pytest.mark.parametrize(
     "m,n,k,splits",
     [
         (32, 4096, 4096, 24),  # 32 tiles on 6 x 132 slots: one wave of 768 blocks
-        (128, 4096, 4096, 8),  # 16 tiles of 128 x 256, one block per SM: 8 splits fill 128
-        (256, 11008, 4096, 3),  # 86 tiles: 3 splits, two waves of 1366-deep slices
+        (128, 4096, 4096, 8),  # 32 tiles of 128 x 128, two blocks per SM: 8 splits fill 256
+        (256, 11008, 4096, 3),  # 172 tiles of 128 x 128: 3 splits, two waves of 1368-deep slices
         (512, 4096, 4096, 2),
         (64, 300, 100, 1),  # K too short to split
     ],
@@ -89,7 +106,7 @@ CUDA_SHAPES = [
     (2, 1, 1, "col"), (1, 1, 70000, "row"), (7, 3000, 255, "row"),
     # W^T's 16-row skinny kernel: chunks of A past 2048 columns (K whole), split, one column
     (9, 20000, 4100, "col"), (16, 129, 2085, "col"), (11, 1, 300, "col"), (16, 4096, 4096, "col"),
-    # every split tile (32, 64, 128 x 256 rows), split and unsplit, edges off 8 and the tiles
+    # every split tile (32, 64, 128 rows), split and unsplit, edges off 8 and the tiles
     (13, 1000, 2049, "col"), (16, 3000, 255, "row"), (17, 77, 5000, "col"), (32, 4097, 257, "row"),
     (31, 9000, 64, "row"), (50, 515, 2003, "row"), (33, 4097, 257, "col"), (16, 1, 1, "row"),
     (130, 700, 701, "col"), (200, 1030, 3001, "row"), (300, 517, 4000, "col"),
@@ -106,6 +123,28 @@ def test_skinny_paths(m, n, k, layout):
     b = operand(k, n, "cuda", layout, pad=1)
     c = torch.randn(n, device="cuda")
     check_tier("auto", a, b, c, 0.5, -2.0)
+    check_tier("auto", a, b)
+
+
+# The pipelined 128 x 128 tile: every layout of A and B, K ending mid-slice and mid-float4,
+# split and whole, edges off the tile, past 2048 rows; M-major operands with aligned rows.
+ASYNC_SHAPES = [
+    (250, 130, 37, "row", "col"), (500, 1030, 3001, "col", "row"), (1100, 260, 515, "col", "col"),
+    (383, 4097, 1000, "row", "row"), (2300, 700, 300, "row", "col"), (256, 129, 4103, "col", "row"),
+]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,la,lb", ASYNC_SHAPES, ids=str)
+def test_pipelined_tile(m, n, k, la, lb):
+    # Rows of an M-major operand padded to whole float4s; K-major ones left unaligned.
+    a = operand(m, k, "cuda", la, pad=(-m) % 4 if la == "col" else 1)
+    b = operand(k, n, "cuda", lb, pad=(-n) % 4 if lb == "row" else 3)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    plan = _C.auto_plan(m, n, k, 1, lb == "col", lb == "row", sms, la == "row", None, True)
+    assert plan[:3] == ("split_tile", 128, 128)
+    check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
+    check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
     check_tier("auto", a, b)
 
 
@@ -142,7 +181,8 @@ def test_batch_sharing_b_is_one_product(batch, m, layout):
 
 
 @needs_cuda
-@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (16, "col"), (32, "col"), (64, "row"), (128, "col")])
+@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (16, "col"), (32, "col"), (64, "row"), (128, "col"),
+                                      (512, "row")])
 def test_split_k_is_deterministic(m, layout):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert _C.auto_plan(m, 4096, 11008, 1, layout == "col", True, sms)[4] > 1  # K is split
@@ -166,7 +206,8 @@ def test_table_entry_decides_the_plan():
     for args in [(32, 4096, 4096, 1, False, True), (33, 4096, 4096, 1, True, True),
                  (32, 4096, 4096, 2, True, True)]:
         assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
-    assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False, table)[0] == "warptile"
+    assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False, table) == \
+        _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False)
     # An entry a problem cannot take (skinny past 8 rows) falls back to the heuristic.
     bad_fit = "NT 32 4096 4096 skinny 0 4"
     assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, bad_fit) == \
@@ -242,7 +283,7 @@ def test_tune_weighs_the_heuristics_own_plan():
     plan = heuristic_plan(Shape(8, 11008, 4096), sms=132)
     assert plan == ("skinny", 0, 22)
     assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
-    assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("warptile", 0, 1)
+    assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("split_tile", 128, 1)
     kernel, rows, _ = heuristic_plan(Shape(64, 4096, 4096, "NT"), sms=132)
     assert (kernel, rows) == ("split_tile", 64)
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))

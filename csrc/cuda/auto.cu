@@ -135,8 +135,10 @@ void launch_auto(const GemmProblem& p) {
   const bool b_vec = operand_vec_ok(p.b, ld) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
-  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device),
-                                  p.a_cs == 1, table.get());
+  const bool a_kmajor = p.a_cs == 1;
+  const bool a_vec = operand_vec_ok(p.a, a_kmajor ? p.a_rs : p.a_cs) && p.a_bs % 4 == 0;
+  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device), a_kmajor,
+                                  table.get(), a_vec);
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
     if (launch_tensor_core(p) || launch_realigned(p, device) || launch_peeled(p, device)) return;
   }

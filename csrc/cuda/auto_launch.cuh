@@ -1,6 +1,7 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
-// kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), and warptile's kernel
-// split along K for up to a few thousand rows. Torch-free, so that scripts/tune_auto.cu
+// kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), warptile's kernel on
+// 32- and 64-row tiles split along K for up to a few thousand rows, and the pipelined 128 x 128
+// tile (11_async_tile.cuh) for more, K split where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
 // times exactly what auto.cu runs; the caller provides the workspace (auto_workspace floats)
 // and checks the launches.
 //
@@ -18,6 +19,7 @@
 #include "../auto_plan.h"
 #include "configs.h"
 #include "kernels/10_skinny.cuh"
+#include "kernels/11_async_tile.cuh"
 
 namespace gemmtiles {
 
@@ -26,6 +28,14 @@ namespace gemmtiles {
 // registers, no spills), and warptile's large 128 x 256 tile (WarptileLarge).
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
 using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
+// The pipelined 128-row tile (kAsyncTile): 128 x 128, four warps of 64 x 64 with 16 x 8 outputs
+// per thread, three stages of 8 k, two blocks per SM (201-243 registers, no spills, 25 KB of
+// shared memory). H100, one run against warptile's 128 x 256 (us): 4096^3 NT 3005 / 3047,
+// NN 2898 / 2896; 1024 x 5504 x 2048 NN on 3 splits 581 / 612; 2048 x 5504 x 2048 NN 1105 /
+// 1138, NT 1154 / 1173. With both operands M-major (A column-major, B row-major) 4096^3 ran
+// at 0.97x cuBLAS (2788 / 2703 us).
+using AsyncTile = AsyncTileConfig<Shape<128, 128, 8>, Shape<64, 64>, Shape<16, 8>, /*STAGES=*/3, /*MIN_BLOCKS=*/2>;
+static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
 // Floats of workspace the plan needs: one partial product per split, when K is split.
 inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
@@ -76,12 +86,12 @@ inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws,
   cudaLaunchKernelEx(&config, split_k_reduce_kernel, p, splits, ws);
 }
 
-// A batch-1 problem with row-major A, K in plan.splits slices of plan.k_slice.
-template <class Cfg, bool B_KMAJOR>
-void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  auto kernel = warptile_kernel<Cfg, true, B_KMAJOR, true>;
-  if (Cfg::kSmemBytes > 48 * 1024)
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes));
+// A batch-1 problem on a tile kernel with Cfg's block tile, K in plan.splits slices of
+// plan.k_slice (blockIdx.z; SPLIT_K kernels).
+template <class Cfg>
+void launch_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream,
+                  void (*kernel)(GemmProblem), size_t smem) {
+  if (smem > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
                   static_cast<unsigned>(plan.splits));
   GemmProblem q = p;
@@ -97,8 +107,21 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
     q.out_rs = p.N;
     q.out_bs = p.M * p.N;
   }
-  kernel<<<grid, Cfg::block(), Cfg::kSmemBytes, stream>>>(q);
+  kernel<<<grid, Cfg::block(), smem, stream>>>(q);
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
+}
+
+// warptile's kernel, row-major A.
+template <class Cfg, bool B_KMAJOR>
+void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  launch_split<Cfg>(p, plan, ws, stream, warptile_kernel<Cfg, true, B_KMAJOR, true>, Cfg::kSmemBytes);
+}
+
+// The pipelined tile, any layout (async_tile_ok).
+template <bool A_KMAJOR, bool B_KMAJOR>
+void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  launch_split<AsyncTile>(p, plan, ws, stream, async_tile_kernel<AsyncTile, A_KMAJOR, B_KMAJOR, true>,
+                          AsyncTile::smem_bytes<A_KMAJOR, B_KMAJOR>());
 }
 
 template <class Cfg>
@@ -199,6 +222,14 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
       } else if (plan.mt == 64) {
         b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
                  : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
+      } else if (plan.nw == kAsyncTile.bn) {
+        if (p.a_cs == 1) {
+          b_kmajor ? launch_async_tile<true, true>(p, plan, ws, stream)
+                   : launch_async_tile<true, false>(p, plan, ws, stream);
+        } else {
+          b_kmajor ? launch_async_tile<false, true>(p, plan, ws, stream)
+                   : launch_async_tile<false, false>(p, plan, ws, stream);
+        }
       } else {
         b_kmajor ? launch_split_tile<WarptileLarge, true>(p, plan, ws, stream)
                  : launch_split_tile<WarptileLarge, false>(p, plan, ws, stream);

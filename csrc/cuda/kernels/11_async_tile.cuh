@@ -1,0 +1,250 @@
+// The `auto` tier's pipelined tile kernel: warptile's block -> warp -> thread hierarchy, with
+// the operands copied global -> shared by asynchronous copies (cp.async, sm_80+) several
+// slices ahead of the one computed, instead of staged through registers.
+//
+//  * STAGES buffers of BK = 8 slices; the copies of slice it + STAGES - 1 are issued right
+//    after the barrier that starts slice it, so a block has two slices in flight while it
+//    computes, with no registers holding them and one barrier per slice;
+//  * both operands are kept k by k in shared memory (smem[k][r], rows padded by 4 floats), as
+//    warptile keeps them, and read as float4 runs along r. An M-major operand (A
+//    column-major, B row-major) is copied 16 bytes at a time as it lies; a K-major one (A
+//    row-major, nn.Linear's W^T) 4 bytes at a time, eight lanes along k and four rows per warp,
+//    so that the copy itself transposes: no registers, no scalar stores, any leading
+//    dimension;
+//  * outside the matrix nothing is read and zeros are stored (an M-major run of 4 that the
+//    edge cuts is copied float by float), so partial tiles add nothing to the sums;
+//  * 128 x 128 tiles of four warps, two blocks per SM: each block's barriers stall only its
+//    own four warps, and the smaller tile fills a GPU with fewer rows.
+// Tried and slower (H100, 4096^3 NT 3270 us against 3005): a K-major operand kept K-major in
+// shared memory (16-byte copies) and read as float4 runs along k, 4 k of one row per load,
+// which needs 4 x (TM + TN) operand registers at once.
+// Torch-free, like the ladder's kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "common.cuh"
+
+namespace gemmtiles {
+
+// dst[0..3] = src[0..3], asynchronously where the GPU has cp.async (sm_80+): complete after
+// cp_async_wait. Both 16-byte aligned.
+__device__ __forceinline__ void cp_async16(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+#endif
+}
+
+// dst[0] = src[0], asynchronously as cp_async16.
+__device__ __forceinline__ void cp_async4(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  dst[0] = src[0];
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N of this thread's committed groups of copies are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// One operand of the block tile (ROWS of A's rows or B's columns, BK deep) in shared memory,
+// kept as smem[k][r] with a row pitch of ROWS + 4 floats whatever its layout in global memory,
+// its copies and its fragment reads. A thread's T fragment rows within a warp tile: lane l of
+// the L lanes along this side owns the float4 runs 4l + 4Lg .. 4l + 4Lg + 3 (g < T / 4).
+//
+// K_MAJOR (k is the unit-stride index: A row-major, B column-major): 4-byte copies, eight
+// lanes along k and four rows per warp, that transpose on the way (bank (4k + r) % 32: one
+// wavefront per warp); any leading dimension. Otherwise 16-byte copies along r, which need
+// operand_vec_ok.
+template <int ROWS, int BK, int THREADS, bool K_MAJOR>
+struct AsyncOperand {
+  static constexpr int kPitch = ROWS + 4;
+  static constexpr int kStage = BK * kPitch;  // floats per stage
+  static_assert(ROWS % 4 == 0 && BK % 4 == 0, "tile sides must be multiples of the float4 width");
+  static_assert(K_MAJOR ? THREADS % BK == 0 && (ROWS * BK) % THREADS == 0
+                        : THREADS % (ROWS / 4) == 0 && (ROWS * BK / 4) % THREADS == 0,
+                "a thread's copies share their k (or r) and cover the tile evenly");
+
+  // Copies slice (0..ROWS, 0..BK) of the operand at `tile` (its element (0, 0), leading
+  // dimension ld) into `stage`; rows, ks: how many of its r and k lie inside the matrix.
+  static __device__ __forceinline__ void copy(float* stage, const float* tile, int64_t ld, int64_t rows,
+                                              int64_t ks) {
+    const int t = threadIdx.x;
+    if constexpr (K_MAJOR) {
+      constexpr int kRowStep = THREADS / BK;
+      const int k = t % BK, r = t / BK;
+      const bool k_in = k < ks;
+#pragma unroll
+      for (int i = 0; i < ROWS * BK / THREADS; ++i) {
+        const int rr = r + i * kRowStep;
+        float* dst = stage + k * kPitch + rr;
+        if (k_in && rr < rows) {
+          cp_async4(dst, tile + rr * ld + k);
+        } else {
+          *dst = 0.0f;
+        }
+      }
+    } else {
+      constexpr int kPerK = ROWS / 4, kKStep = THREADS / kPerK;
+      const int r = t % kPerK * 4, k = t / kPerK;
+      const int64_t r_in = rows - r;  // of this thread's 4 rows, how many lie inside
+#pragma unroll
+      for (int i = 0; i < ROWS * BK / 4 / THREADS; ++i) {
+        const int kk = k + i * kKStep;
+        float* dst = stage + kk * kPitch + r;
+        const float* src = tile + kk * ld + r;
+        if (kk < ks && r_in >= 4) {
+          cp_async16(dst, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            if (kk < ks && j < r_in) {
+              cp_async4(dst + j, src + j);
+            } else {
+              dst[j] = 0.0f;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // How far the tile pointer moves for the next slice.
+  static __device__ __forceinline__ int64_t k_step(int64_t ld) { return K_MAJOR ? BK : BK * ld; }
+
+  // The fragment row e of lane l (of L), relative to the warp tile.
+  template <int L>
+  static __device__ __forceinline__ int row(int l, int e) {
+    return 4 * l + 4 * L * (e / 4) + e % 4;
+  }
+
+  // f[e] = the operand at (row e of this lane's fragment, k); `base`: the warp tile's first
+  // row in the block tile.
+  template <int T, int L>
+  static __device__ __forceinline__ void read(float (&f)[T], const float* stage, int base, int l, int k) {
+#pragma unroll
+    for (int g = 0; g < T / 4; ++g) load4(&f[4 * g], stage + k * kPitch + base + row<L>(l, 4 * g));
+  }
+};
+
+// Configuration: the block tile (Block::M x Block::N, Block::K deep per slice), the warp tile
+// (Warp::M x Warp::N), the fragment of a thread (Thread::M x Thread::N), the slices in flight
+// (STAGES - 1 copied ahead of the one computed) and the blocks per SM the register allocation
+// must leave room for.
+template <class Block_, class Warp_, class Thread_, int STAGES_, int MIN_BLOCKS>
+struct AsyncTileConfig {
+  using Block = Block_;
+  static constexpr int BM = Block_::M, BN = Block_::N, BK = Block_::K, WM = Warp_::M, WN = Warp_::N;
+  static constexpr int TM = Thread_::M, TN = Thread_::N, kStages = STAGES_, kMinBlocks = MIN_BLOCKS;
+  static constexpr int LM = WM / TM, LN = WN / TN;  // lanes along the warp tile's rows and columns
+  static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = kWarps * kWarpSize;
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % TM == 0 && WN % TN == 0, "tiles must nest");
+  static_assert(LM * LN == kWarpSize, "a warp tile holds one fragment per lane");
+  static_assert(BK % 4 == 0 && TM % 4 == 0 && TN % 4 == 0, "k and the fragments run in fours");
+  static_assert(kStages >= 2, "at least one slice in flight");
+  template <bool A_KMAJOR, bool B_KMAJOR>
+  static constexpr size_t smem_bytes() {
+    return sizeof(float) * kStages *
+           (AsyncOperand<BM, BK, kThreads, A_KMAJOR>::kStage + AsyncOperand<BN, BK, kThreads, B_KMAJOR>::kStage);
+  }
+  static dim3 block() { return dim3(kThreads); }
+};
+
+// SPLIT_K: blockIdx.z is a slice of K (GemmProblem::k_split), as in warptile_kernel.
+template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR, bool SPLIT_K = false>
+__global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_tile_kernel(GemmProblem p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
+  constexpr int TM = Cfg::TM, TN = Cfg::TN, LM = Cfg::LM, LN = Cfg::LN, S = Cfg::kStages;
+  using OpA = AsyncOperand<BM, BK, Cfg::kThreads, A_KMAJOR>;
+  using OpB = AsyncOperand<BN, BK, Cfg::kThreads, B_KMAJOR>;
+  extern __shared__ __align__(16) float smem[];
+  float* const As = smem;                // stage s at As + s * OpA::kStage
+  float* const Bs = smem + S * OpA::kStage;
+
+  const BatchView v = batch_view(p);
+  const int64_t k_rest = p.K - int64_t(blockIdx.z) * p.k_split;
+  const int64_t K = !SPLIT_K ? p.K : k_rest < p.k_split ? k_rest : p.k_split;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
+  const int lm = lane / LN, ln = lane % LN;
+  const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
+  const int64_t lda = A_KMAJOR ? p.a_rs : p.a_cs, ldb = B_KMAJOR ? p.b_cs : p.b_rs;
+  const float* a = v.a + (A_KMAJOR ? m0 * lda : m0);
+  const float* b = v.b + (B_KMAJOR ? n0 * ldb : n0);
+  const int64_t rows_a = p.M - m0, rows_b = p.N - n0;
+  const int64_t slices = (K + BK - 1) / BK;
+
+  // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last.
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < slices) {
+      OpA::copy(As + s * OpA::kStage, a, lda, rows_a, K - s * BK);
+      OpB::copy(Bs + s * OpB::kStage, b, ldb, rows_b, K - s * BK);
+      a += OpA::k_step(lda);
+      b += OpB::k_step(ldb);
+    }
+    cp_async_commit();
+  }
+
+  float acc[TM][TN] = {};
+  int read = 0, write = S - 1;  // the stage computed, and the stage copied into
+  for (int64_t it = 0; it < slices; ++it) {
+    cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
+    __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
+    const int64_t next = it + S - 1;
+    if (next < slices) {
+      OpA::copy(As + write * OpA::kStage, a, lda, rows_a, K - next * BK);
+      OpB::copy(Bs + write * OpB::kStage, b, ldb, rows_b, K - next * BK);
+      a += OpA::k_step(lda);
+      b += OpB::k_step(ldb);
+    }
+    cp_async_commit();
+    const float* as = As + read * OpA::kStage;
+    const float* bs = Bs + read * OpB::kStage;
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float fa[TM], fb[TN];
+      OpA::template read<TM, LM>(fa, as, wm0, lm, k);
+      OpB::template read<TN, LN>(fb, bs, wn0, ln, k);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int jj = 0; jj < TN; ++jj) {
+          // Serpentine order: consecutive FMAs share an operand at each row change.
+          const int j = i % 2 ? TN - 1 - jj : jj;
+          acc[i][j] += fa[i] * fb[j];
+        }
+    }
+    read = read == S - 1 ? 0 : read + 1;
+    write = write == S - 1 ? 0 : write + 1;
+  }
+  cp_async_wait<0>();
+
+  const bool vec_out = out_vec_ok(p);
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int64_t m = m0 + wm0 + OpA::template row<LM>(lm, i);
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const int64_t n = n0 + wn0 + OpB::template row<LN>(ln, j);
+      store_row4(p, v, m, n, &acc[i][j], vec_out);
+    }
+  }
+}
+
+}  // namespace gemmtiles
