@@ -76,9 +76,10 @@ inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
 
 // Whether the pipelined tile kernel takes the operands: it copies a K-major operand (A
 // row-major, B column-major) 4 bytes at a time, any leading dimension, and an M-major one
-// 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec).
-inline constexpr bool async_tile_ok(bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
-  return (a_kmajor || a_vec) && (b_kmajor || b_vec);
+// 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec) and whole runs of
+// 4 (M, N a multiple of 4), so that no copy reaches past the matrix.
+inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
+  return (a_kmajor || (a_vec && M % 4 == 0)) && (b_kmajor || (b_vec && N % 4 == 0));
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -159,7 +160,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true) {
   if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
-  const bool async = async_tile_ok(a_kmajor, a_vec, b_kmajor, b_vec);
+  const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec);
   if (table && batch == 1 && a_kmajor) {
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))

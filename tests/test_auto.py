@@ -63,6 +63,11 @@ def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
     assert _plan(2048, 4096, 4096, True, True, False, False)[0] == "warptile"  # 128 x 256, no split
     assert _plan(512, 4096, 4096, False, False, True, True)[0] == "warptile"
     assert _plan(512, 4096, 4096, False, True, False, False)[0] == "warptile"
+    # An M-major operand in whole runs of 4 only: N = 4094 against a row-major B, M = 510
+    # for a column-major A.
+    assert _plan(512, 4094, 4096, True, True, False, True)[:3] == ("split_tile", 128, 256)
+    assert _plan(510, 4096, 4096, False, True, True, True)[0] == "warptile"
+    assert _plan(510, 4094, 4096, True, True, True, True)[:3] == ("split_tile", 128, 128)
     # A column-major: the 128-row tile alone (the 32- and 64-row ones read A row-major).
     assert _plan(64, 4096, 4096, True, True, True, True)[:2] == ("split_tile", 64)
     # Past 2048 rows: NN on warptile, other layouts on the pipelined tile.
@@ -127,10 +132,12 @@ def test_skinny_paths(m, n, k, layout):
 
 
 # The pipelined 128 x 128 tile: every layout of A and B, K ending mid-slice and mid-float4,
-# split and whole, edges off the tile, past 2048 rows; M-major operands with aligned rows.
+# split and whole, edges off the tile, past 2048 rows; M-major operands with aligned rows
+# (M, N multiples of 4), K-major ones with any.
 ASYNC_SHAPES = [
-    (250, 130, 37, "row", "col"), (500, 1030, 3001, "col", "row"), (1100, 260, 515, "col", "col"),
-    (383, 4097, 1000, "row", "row"), (2300, 700, 300, "row", "col"), (256, 129, 4103, "col", "row"),
+    (250, 130, 37, "row", "col"), (500, 1036, 3001, "col", "row"), (1100, 260, 515, "col", "col"),
+    (383, 4100, 1000, "row", "row"), (2300, 700, 300, "row", "col"), (256, 132, 4103, "col", "row"),
+    (251, 131, 1000, "row", "col"),
 ]
 
 
