@@ -160,7 +160,10 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true) {
   if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
-  const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec);
+  // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
+  // (at most 65535); warptile's own launch takes more rows in several.
+  const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
+                     ceil_div64(M, kAsyncTile.bm) <= 65535;
   if (table && batch == 1 && a_kmajor) {
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))

@@ -293,7 +293,7 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
     {"auto_table_file", py_auto_table_file, METH_VARARGS, "auto_table_file(gpu_name): the file name of its tuned table."},
     {"set_auto_table_dirs", py_set_auto_table_dirs, METH_VARARGS,

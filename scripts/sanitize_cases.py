@@ -35,6 +35,7 @@ CASES = [
     (500, 300, 77, "col", "row", 0, 0, None),  # both M-major, K ending mid-slice,
     (260, 1030, 3001, "col", "col", 0, 0, None),  # A M-major, B K-major, split,
     (2100, 300, 50, "col", "row", 0, 0, None),  # past 2048 rows,
+    (200, 1030, 3001, "row", "row", 0, 0, None),  # warptile's 128 x 256 split (B's rows not float4),
     (16, 1, 1, "row", "row", 0, 0, None),  # K whole
 ]
 

@@ -68,8 +68,13 @@ def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
     assert _plan(512, 4094, 4096, True, True, False, True)[:3] == ("split_tile", 128, 256)
     assert _plan(510, 4096, 4096, False, True, True, True)[0] == "warptile"
     assert _plan(510, 4094, 4096, True, True, True, True)[:3] == ("split_tile", 128, 128)
-    # A column-major: the 128-row tile alone (the 32- and 64-row ones read A row-major).
+    # 64 rows of a row-major A: the 64-row tile; of a column-major A (above) the 128-row one
+    # alone, since the 32- and 64-row tiles read A row-major.
     assert _plan(64, 4096, 4096, True, True, True, True)[:2] == ("split_tile", 64)
+    # More rows than one launch of 128-row blocks covers (65535 along the grid's y): warptile,
+    # which launches them in parts.
+    assert _plan(65535 * 128, 64, 64, True, True, True, True)[:3] == ("split_tile", 128, 128)
+    assert _plan(65535 * 128 + 1, 64, 64, True, True, True, True)[0] == "warptile"
     # Past 2048 rows: NN on warptile, other layouts on the pipelined tile.
     assert _plan(4096, 4096, 4096, True, True, False, True)[0] == "warptile"
     for a_kmajor, b_kmajor in [(True, True), (False, False), (False, True)]:
@@ -144,7 +149,7 @@ ASYNC_SHAPES = [
 @needs_cuda
 @pytest.mark.parametrize("m,n,k,la,lb", ASYNC_SHAPES, ids=str)
 def test_pipelined_tile(m, n, k, la, lb):
-    # Rows of an M-major operand padded to whole float4s; K-major ones left unaligned.
+    # Rows of an M-major operand padded to whole float4s; K-major ones padded by 1 or 3.
     a = operand(m, k, "cuda", la, pad=(-m) % 4 if la == "col" else 1)
     b = operand(k, n, "cuda", lb, pad=(-n) % 4 if lb == "row" else 3)
     sms = torch.cuda.get_device_properties(0).multi_processor_count

@@ -1,7 +1,8 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
 // kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), warptile's kernel on
-// 32- and 64-row tiles split along K for up to a few thousand rows, and the pipelined 128 x 128
-// tile (11_async_tile.cuh) for more, K split where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
+// 32- and 64-row tiles split along K for up to a few thousand rows, and for more the pipelined
+// 128 x 128 tile (11_async_tile.cuh) or, for operands it does not take, warptile's 128 x 256,
+// K split where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
 // times exactly what auto.cu runs; the caller provides the workspace (auto_workspace floats)
 // and checks the launches.
 //
@@ -29,7 +30,7 @@ namespace gemmtiles {
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
 using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
 // The pipelined 128-row tile (kAsyncTile): 128 x 128, four warps of 64 x 64 with 16 x 8 outputs
-// per thread, three stages of 8 k, two blocks per SM (201-243 registers, no spills, 25 KB of
+// per thread, three stages of 8 k, two blocks per SM (about 200-245 registers with nvcc 13, no spills, 25 KB of
 // shared memory). H100, one run against warptile's 128 x 256 (us): 4096^3 NT 3005 / 3047,
 // NN 2898 / 2896; 1024 x 5504 x 2048 NN on 3 splits 581 / 612; 2048 x 5504 x 2048 NN 1105 /
 // 1138, NT 1154 / 1173. With both operands M-major (A column-major, B row-major) 4096^3 ran
