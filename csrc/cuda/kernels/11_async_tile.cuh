@@ -17,7 +17,6 @@
 //    branch-free: storing the zeros in a branch instead ran 8-9% slower on K-major operands
 //    (H100, one run: 2048^3 NT 420.9 us against 386.5, 4096^3 NT 3277 against 2996) and
 //    splitting an M-major copy into an edge and an interior path 8% slower on NN;
-
 //  * 128 x 128 tiles of four warps, two blocks per SM: each block's barriers stall only its
 //    own four warps, and the smaller tile fills a GPU with fewer rows.
 // Tried and slower (H100, 4096^3 NT 3270 us against 3005): a K-major operand kept K-major in
