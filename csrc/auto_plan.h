@@ -167,7 +167,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   if (table && batch == 1 && a_kmajor) {
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
-        return split_tile_plan(e->rows, e->rows != 128 ? 128 : async ? kAsyncTile.bn : 256, K, e->splits);
+        return split_tile_plan(e->rows, e->rows != 128 ? 128 : async ? kAsyncTile.bn : kSplitTiles[2].bn, K,
+                               e->splits);
       if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
         return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
       if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};

@@ -180,15 +180,18 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   const int64_t rows_a = p.M - m0, rows_b = p.N - n0;
   const int64_t slices = (K + BK - 1) / BK;
 
+  // Issues the copies of slice `slice` into stage `stage`, and moves a and b on to the next.
+  auto copy_slice = [&](int stage, int64_t slice) {
+    OpA::copy(As + stage * OpA::kStage, a, lda, rows_a, K - slice * BK);
+    OpB::copy(Bs + stage * OpB::kStage, b, ldb, rows_b, K - slice * BK);
+    a += OpA::k_step(lda);
+    b += OpB::k_step(ldb);
+  };
+
   // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last.
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
-    if (s < slices) {
-      OpA::copy(As + s * OpA::kStage, a, lda, rows_a, K - s * BK);
-      OpB::copy(Bs + s * OpB::kStage, b, ldb, rows_b, K - s * BK);
-      a += OpA::k_step(lda);
-      b += OpB::k_step(ldb);
-    }
+    if (s < slices) copy_slice(s, s);
     cp_async_commit();
   }
 
@@ -198,12 +201,7 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
     cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
     __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
     const int64_t next = it + S - 1;
-    if (next < slices) {
-      OpA::copy(As + write * OpA::kStage, a, lda, rows_a, K - next * BK);
-      OpB::copy(Bs + write * OpB::kStage, b, ldb, rows_b, K - next * BK);
-      a += OpA::k_step(lda);
-      b += OpB::k_step(ldb);
-    }
+    if (next < slices) copy_slice(write, next);
     cp_async_commit();
     const float* as = As + read * OpA::kStage;
     const float* bs = Bs + read * OpB::kStage;
