@@ -77,9 +77,11 @@ inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
 // Whether the pipelined tile kernel takes the operands: it copies a K-major operand (A
 // row-major, B column-major) 4 bytes at a time, any leading dimension, and an M-major one
 // 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec) and whole runs of
-// 4 (M, N a multiple of 4), so that no copy reaches past the matrix.
+// 4 (M, N a multiple of 4); and it moves its last tile along M and N back to end at the
+// matrix's edge, so that it copies no row or column outside it (M, N at least one tile).
 inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
-  return (a_kmajor || (a_vec && M % 4 == 0)) && (b_kmajor || (b_vec && N % 4 == 0));
+  return M >= kAsyncTile.bm && N >= kAsyncTile.bn && (a_kmajor || (a_vec && M % 4 == 0)) &&
+         (b_kmajor || (b_vec && N % 4 == 0));
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -58,7 +58,10 @@ def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
     # with K split for row-major A, warptile itself for column-major A.
     assert _plan(512, 4096, 4096, True, False, True, False)[:3] == ("split_tile", 128, 128)
     assert _plan(512, 4096, 4096, False, True, False, True)[:3] == ("split_tile", 128, 128)
-    assert _plan(64, 4096, 4096, False, True, True, True)[:3] == ("split_tile", 128, 128)
+    # At least one tile along M and N (its last tile is moved back to end at the edge).
+    assert _plan(128, 128, 4096, False, True, True, True)[:3] == ("split_tile", 128, 128)
+    assert _plan(127, 4096, 4096, False, True, True, True)[0] == "warptile"
+    assert _plan(4096, 127, 4096, True, True, True, True)[0] == "warptile"
     assert _plan(512, 4096, 4096, True, True, False, False)[:3] == ("split_tile", 128, 256)
     assert _plan(2048, 4096, 4096, True, True, False, False)[0] == "warptile"  # 128 x 256, no split
     assert _plan(512, 4096, 4096, False, False, True, True)[0] == "warptile"
@@ -68,13 +71,14 @@ def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
     assert _plan(512, 4094, 4096, True, True, False, True)[:3] == ("split_tile", 128, 256)
     assert _plan(510, 4096, 4096, False, True, True, True)[0] == "warptile"
     assert _plan(510, 4094, 4096, True, True, True, True)[:3] == ("split_tile", 128, 128)
-    # 64 rows of a row-major A: the 64-row tile; of a column-major A (above) the 128-row one
-    # alone, since the 32- and 64-row tiles read A row-major.
+    # 64 rows of a row-major A: the 64-row tile; of a column-major A warptile, since the 32-
+    # and 64-row tiles read A row-major and the 128-row one needs 128 rows.
     assert _plan(64, 4096, 4096, True, True, True, True)[:2] == ("split_tile", 64)
+    assert _plan(64, 4096, 4096, False, True, True, True)[0] == "warptile"
     # More rows than one launch of 128-row blocks covers (65535 along the grid's y): warptile,
     # which launches them in parts.
-    assert _plan(65535 * 128, 64, 64, True, True, True, True)[:3] == ("split_tile", 128, 128)
-    assert _plan(65535 * 128 + 1, 64, 64, True, True, True, True)[0] == "warptile"
+    assert _plan(65535 * 128, 128, 64, True, True, True, True)[:3] == ("split_tile", 128, 128)
+    assert _plan(65535 * 128 + 1, 128, 64, True, True, True, True)[0] == "warptile"
     # Past 2048 rows: NN on warptile, other layouts on the pipelined tile.
     assert _plan(4096, 4096, 4096, True, True, False, True)[0] == "warptile"
     for a_kmajor, b_kmajor in [(True, True), (False, False), (False, True)]:
@@ -137,12 +141,15 @@ def test_skinny_paths(m, n, k, layout):
 
 
 # The pipelined 128 x 128 tile: every layout of A and B, K ending mid-slice and mid-float4,
-# split and whole, edges off the tile, past 2048 rows; M-major operands with aligned rows
-# (M, N multiples of 4), K-major ones with any.
+# split and whole, edges off the tile (its last tile moved back over the one before, by 1 to
+# 127 rows or columns; a K-major B's by a count off 4, which the float4 stores must not
+# assume), one tile exactly, past 2048 rows; M-major operands with aligned rows (M, N
+# multiples of 4), K-major ones with any.
 ASYNC_SHAPES = [
     (250, 130, 37, "row", "col"), (500, 1036, 3001, "col", "row"), (1100, 260, 515, "col", "col"),
     (383, 4100, 1000, "row", "row"), (2300, 700, 300, "row", "col"), (256, 132, 4103, "col", "row"),
-    (251, 131, 1000, "row", "col"),
+    (251, 131, 1000, "row", "col"), (132, 129, 77, "col", "col"), (128, 128, 8, "col", "col"),
+    (132, 260, 9, "col", "row"), (255, 383, 2049, "row", "col"),
 ]
 
 

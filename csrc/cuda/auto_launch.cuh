@@ -30,11 +30,11 @@ namespace gemmtiles {
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
 using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
 // The pipelined 128-row tile (kAsyncTile): 128 x 128, four warps of 64 x 64 with 16 x 8 outputs
-// per thread, three stages of 8 k, two blocks per SM (about 200-245 registers with nvcc 13, no
-// spills, 25 KB of shared memory). H100, one run against warptile's 128 x 256 on the same
-// split (us): 4096^3 NT 3000 / 3037, NN 2926 / 2884; 1024 x 5504 x 2048 on 3 splits NT 598 /
-// 606, NN 582 / 610; 2048 x 5504 x 2048 NT 1165 / 1166, NN 1121 / 1137 (docs/ladder.md). With
-// both operands M-major (A column-major, B row-major) 4096^3 ran at 0.97x cuBLAS (2788 / 2703).
+// per thread, three stages of 8 k (four: no better), two blocks per SM (211-215 registers with
+// nvcc 13, no spills, 25 KB of shared memory). H100, one run, K whole, against
+// cuBLAS (us): 4096^3 NT 2943 / 2758, NN 2894 / 2681, A and B column-major 2886 / 2856, both
+// M-major (A column-major, B row-major) 2745 / 2668; warptile's 128 x 256 ran 4096^3 NT at
+// 3037 and NN at 2884 (docs/ladder.md).
 using AsyncTile = AsyncTileConfig<Shape<128, 128, 8>, Shape<64, 64>, Shape<16, 8>, /*STAGES=*/3, /*MIN_BLOCKS=*/2>;
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 

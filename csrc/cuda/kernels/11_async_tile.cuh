@@ -2,21 +2,24 @@
 // the operands copied global -> shared by asynchronous copies (cp.async, sm_80+) several
 // slices ahead of the one computed, instead of staged through registers.
 //
-//  * STAGES buffers of BK = 8 slices; the copies of slice it + STAGES - 1 are issued right
-//    after the barrier that starts slice it, so a block has two slices in flight while it
-//    computes, with no registers holding them and one barrier per slice;
+//  * STAGES buffers of BK = 8 slices; the copies of slice it + STAGES - 1 are issued during
+//    the k steps of slice it, a few per step (spread out, they do not queue in front of the
+//    fragment reads: H100, 4096^3 NT 2926 us against 3002 with all of them issued at the
+//    slice's start), so a block has two slices in flight while it computes, with no
+//    registers holding them and one barrier per slice;
 //  * both operands are kept k by k in shared memory (smem[k][r], rows padded by 4 floats), as
 //    warptile keeps them, and read as float4 runs along r. An M-major operand (A
 //    column-major, B row-major) is copied 16 bytes at a time as it lies; a K-major one (A
 //    row-major, nn.Linear's W^T) 4 bytes at a time, eight lanes along k and four rows per warp,
 //    so that the copy itself transposes: no registers, no scalar stores, any leading
-//    dimension;
-//  * outside the matrix the copies read nothing and fill zeros (cp.async's source size), so
-//    partial tiles add nothing to the sums; an M-major operand's rows come in whole runs of 4
-//    (M or N a multiple of 4: async_tile_ok), so no copy reads past the matrix. The copies are
-//    branch-free: storing the zeros in a branch instead ran 8-9% slower on K-major operands
-//    (H100, one run: 2048^3 NT 420.9 us against 386.5, 4096^3 NT 3277 against 2996) and
-//    splitting an M-major copy into an edge and an interior path 8% slower on NN;
+//    dimension. (Copying 2-8 consecutive k per lane, which saves addresses, was 10-60% slower:
+//    each 4-byte copy costs L1 time per line it touches.);
+//  * the last tile along M (N) is moved back to end at the matrix's edge, so that no copy
+//    reads outside a row or column of it (M, N >= the tile: async_tile_ok) and only K's end
+//    needs a test: past it a copy reads nothing and fills zeros (cp.async's source size), so
+//    the partial slice adds nothing to the sums. The copies are branch-free: a branch per
+//    slice between whole and partial tiles ran 6-11% slower (the copies bunched up), and
+//    storing zeros in a branch 8-9% slower;
 //  * 128 x 128 tiles of four warps, two blocks per SM: each block's barriers stall only its
 //    own four warps, and the smaller tile fills a GPU with fewer rows.
 // Tried and slower (H100, 4096^3 NT 3270 us against 3005): a K-major operand kept K-major in
@@ -37,17 +40,19 @@ namespace gemmtiles {
 __device__ __forceinline__ void cp_async16(float* dst, const float* src, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
 #else
   *reinterpret_cast<float4*>(dst) = src_bytes ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
 #endif
 }
 
 // dst[0] = src[0] if src_bytes is 4, else 0; asynchronous as cp_async16.
+// (Neither has a memory clobber: what they write is read only after cp_async_wait and a
+// barrier, which order the compiler's accesses.)
 __device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
 #else
   dst[0] = src_bytes ? src[0] : 0.0f;
 #endif
@@ -75,7 +80,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // K_MAJOR (k is the unit-stride index: A row-major, B column-major): 4-byte copies, eight
 // lanes along k and four rows per warp, that transpose on the way (bank (4k + r) % 32: one
 // wavefront per warp); any leading dimension. Otherwise 16-byte copies along r, which need
-// operand_vec_ok.
+// aligned rows (async_tile_ok).
 template <int ROWS, int BK, int THREADS, bool K_MAJOR>
 struct AsyncOperand {
   static constexpr int kPitch = ROWS + 4;
@@ -85,32 +90,35 @@ struct AsyncOperand {
                         : THREADS % (ROWS / 4) == 0 && (ROWS * BK / 4) % THREADS == 0,
                 "a thread's copies share their k (or r) and cover the tile evenly");
 
-  // Copies slice (0..ROWS, 0..BK) of the operand at `tile` (its element (0, 0), leading
-  // dimension ld) into `stage`; rows, ks: how many of its r and k lie inside the matrix.
-  static __device__ __forceinline__ void copy(float* stage, const float* tile, int64_t ld, int64_t rows,
-                                              int64_t ks) {
+  // A thread's copies of one slice, and the k step of the computation each is issued at
+  // (spread evenly, so that they do not queue up in front of the fragment reads).
+  static constexpr int kCopies = K_MAJOR ? ROWS * BK / THREADS : ROWS * BK / 4 / THREADS;
+  static constexpr int kRowStep = THREADS / BK;  // K-major: rows between a thread's copies
+  static constexpr int kPerK = ROWS / 4, kKStep = THREADS / kPerK;  // M-major: float4 runs per k
+  static __host__ __device__ constexpr int at_step(int c) { return c * BK / kCopies; }
+
+  // Issues the copies due at k step j of slice (0..ROWS, 0..BK) of the operand at `tile`
+  // (its element (0, 0), leading dimension ld) into `stage`; every row of it lies inside the
+  // matrix, and ks of its k (ks <= 0: none, the copies only fill zeros). Past ks a copy reads
+  // nothing (from the slice's first k) and fills zeros.
+  static __device__ __forceinline__ void copy(float* stage, const float* tile, int64_t ld, int64_t ks, int j) {
     const int t = threadIdx.x;
     if constexpr (K_MAJOR) {
-      constexpr int kRowStep = THREADS / BK;
+      // A thread's copies share their k: one test and one address a slice, then a fixed step.
       const int k = t % BK, r = t / BK;
-      const bool k_in = k < ks;
+      const bool in = k < ks;
+      const float* src = tile + r * ld + (in ? k : 0);
 #pragma unroll
-      for (int i = 0; i < ROWS * BK / THREADS; ++i) {
-        // Branch-free: outside the matrix a copy of no bytes from the tile's first element.
-        const int rr = r + i * kRowStep;
-        const bool in = k_in && rr < rows;
-        cp_async4(stage + k * kPitch + rr, in ? tile + rr * ld + k : tile, in ? 4 : 0);
-      }
+      for (int c = 0; c < kCopies; ++c)
+        if (at_step(c) == j)
+          cp_async4(stage + k * kPitch + r + c * kRowStep, src + c * kRowStep * ld, in ? 4 : 0);
     } else {
-      constexpr int kPerK = ROWS / 4, kKStep = THREADS / kPerK;
       const int r = t % kPerK * 4, k = t / kPerK;
-      const int r_bytes = rows > r ? 16 : 0;  // rows is a multiple of 4 (async_tile_ok)
 #pragma unroll
-      for (int i = 0; i < ROWS * BK / 4 / THREADS; ++i) {
-        // Branch-free: outside the matrix a copy of no bytes from the tile's first run.
-        const int kk = k + i * kKStep;
-        const int bytes = kk < ks ? r_bytes : 0;
-        cp_async16(stage + kk * kPitch + r, bytes ? tile + kk * ld + r : tile, bytes);
+      for (int c = 0; c < kCopies; ++c) {
+        const int kk = k + c * kKStep;
+        const bool in = kk < ks;
+        if (at_step(c) == j) cp_async16(stage + kk * kPitch + r, tile + (in ? kk : 0) * ld + r, in ? 16 : 0);
       }
     }
   }
@@ -173,25 +181,29 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
   const int lm = lane / LN, ln = lane % LN;
+  // The block's outputs start at (m0, n0); its tile at (mt, nt): the last tile along M (N)
+  // is moved back to end at M (N), so that every row and column it copies lies inside the
+  // matrix (M >= BM, N >= BN: async_tile_ok). The rows before m0 and columns before n0 of a
+  // tile moved back belong to the tile before it and are not stored.
   const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
+  const int64_t mt = m0 < p.M - BM ? m0 : p.M - BM, nt = n0 < p.N - BN ? n0 : p.N - BN;
   const int64_t lda = A_KMAJOR ? p.a_rs : p.a_cs, ldb = B_KMAJOR ? p.b_cs : p.b_rs;
-  const float* a = v.a + (A_KMAJOR ? m0 * lda : m0);
-  const float* b = v.b + (B_KMAJOR ? n0 * ldb : n0);
-  const int64_t rows_a = p.M - m0, rows_b = p.N - n0;
+  const float* a = v.a + (A_KMAJOR ? mt * lda : mt);
+  const float* b = v.b + (B_KMAJOR ? nt * ldb : nt);
   const int64_t slices = (K + BK - 1) / BK;
 
-  // Issues the copies of slice `slice` into stage `stage`, and moves a and b on to the next.
-  auto copy_slice = [&](int stage, int64_t slice) {
-    OpA::copy(As + stage * OpA::kStage, a, lda, rows_a, K - slice * BK);
-    OpB::copy(Bs + stage * OpB::kStage, b, ldb, rows_b, K - slice * BK);
-    a += OpA::k_step(lda);
-    b += OpB::k_step(ldb);
-  };
-
-  // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last.
+  // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last. The
+  // tile pointers a and b then move on slice by slice while there is one to copy.
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
-    if (s < slices) copy_slice(s, s);
+    if (s < slices) {
+#pragma unroll
+      for (int j = 0; j < BK; ++j) {
+        OpA::copy(As + s * OpA::kStage, a, lda, K - s * BK, j);
+        OpB::copy(Bs + s * OpB::kStage, b, ldb, K - s * BK, j);
+      }
+      if (s + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
+    }
     cp_async_commit();
   }
 
@@ -200,13 +212,17 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   for (int64_t it = 0; it < slices; ++it) {
     cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
     __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
-    const int64_t next = it + S - 1;
-    if (next < slices) copy_slice(write, next);
-    cp_async_commit();
+    // Slice it + S - 1 is copied into stage `write` during this slice's k steps, without a
+    // branch: past the last slice the copies read nothing (ks <= 0) from the last one.
+    const int64_t next = it + S - 1, ks = next < slices ? K - next * BK : 0;
+    float* const as_next = As + write * OpA::kStage;
+    float* const bs_next = Bs + write * OpB::kStage;
     const float* as = As + read * OpA::kStage;
     const float* bs = Bs + read * OpB::kStage;
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
+      OpA::copy(as_next, a, lda, ks, k);
+      OpB::copy(bs_next, b, ldb, ks, k);
       float fa[TM], fb[TN];
       OpA::template read<TM, LM>(fa, as, wm0, lm, k);
       OpB::template read<TN, LN>(fb, bs, wn0, ln, k);
@@ -219,19 +235,28 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
           acc[i][j] += fa[i] * fb[j];
         }
     }
+    cp_async_commit();
+    if (next + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
     read = read == S - 1 ? 0 : read + 1;
     write = write == S - 1 ? 0 : write + 1;
   }
   cp_async_wait<0>();
 
-  const bool vec_out = out_vec_ok(p);
+  const bool vec_out = out_vec_ok(p) && nt % 4 == 0;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int64_t m = m0 + wm0 + OpA::template row<LM>(lm, i);
+    const int64_t m = mt + wm0 + OpA::template row<LM>(lm, i);
+    if (m < m0) continue;
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
-      const int64_t n = n0 + wn0 + OpB::template row<LN>(ln, j);
-      store_row4(p, v, m, n, &acc[i][j], vec_out);
+      const int64_t n = nt + wn0 + OpB::template row<LN>(ln, j);
+      if (n >= n0) {
+        store_row4(p, v, m, n, &acc[i][j], vec_out);
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj)
+          if (n + jj >= n0) v.out[m * p.out_rs + n + jj] = epilogue(p, v.c, m, n + jj, acc[i][j + jj]);
+      }
     }
   }
 }
