@@ -111,9 +111,10 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
-//   <NN|NT> <m> <n> <k> <skinny|split_tile|warptile> <tile rows> <splits>
-// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile, else 0;
-// splits 1-64.
+//   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile> <tile rows> <splits>
+// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (128:
+// warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
+// operands allow it, else warptile's 128 x 256), else 0; splits 1-64.
 // An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
 // bucket; anything else, and any bucket the table lacks, takes the heuristic.
 inline int64_t auto_bucket(int64_t x) {
@@ -131,6 +132,7 @@ struct AutoTableEntry {
   AutoKernel kernel;
   int rows;
   int64_t splits;
+  bool pipelined;  // split_tile of 128 rows: the pipelined 128 x 128 tile
 };
 
 struct AutoTable {
@@ -169,8 +171,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   if (table && batch == 1 && a_kmajor) {
     if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
-        return split_tile_plan(e->rows, e->rows != 128 ? 128 : async ? kAsyncTile.bn : kSplitTiles[2].bn, K,
-                               e->splits);
+        return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
+                               K, e->splits);
       if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
         return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
       if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};

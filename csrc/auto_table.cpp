@@ -69,13 +69,15 @@ AutoTable AutoTable::parse(const std::string& text) {
                     parse_int(f[2], e.n) && parse_int(f[3], e.k) && parse_int(f[5], rows) &&
                     parse_int(f[6], e.splits) && e.m > 0 && e.n > 0 && e.k > 0 && e.splits >= 1 &&
                     e.splits <= kMaxTableSplits;
-    const bool tile = ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128);
+    const bool pipelined = ok && f[4] == "pipelined" && rows == 128;
+    const bool tile = pipelined || (ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128));
     if (!ok || !(tile || f[4] == "skinny" || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
-                                  "<skinny|split_tile|warptile> rows splits', got '" + line + "'");
+                                  "<skinny|split_tile|pipelined|warptile> rows splits', got '" + line + "'");
     }
     e.b_kmajor = f[0] == "NT";
     e.rows = static_cast<int>(rows);
+    e.pipelined = pipelined;
     e.kernel = tile ? AutoKernel::kSplitTile
                     : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
     t.entries.push_back(e);

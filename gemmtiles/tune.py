@@ -2,8 +2,9 @@
 writes the GPU's tuned table, which `auto` reads on its next start.
 
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
-itself: warptile, the split-K tiles (32, 64 and 128 rows) at 1-48 splits of K, and for up to
-8 rows (16 for NT) the skinny kernel at several split counts; checks that each gives the heuristic's
+itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
+where the operands allow it) at 1-48 splits of K, and for up to 8 rows (16 for NT) the
+skinny kernel at several split counts; checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -48,11 +49,11 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
-    kernel, rows, _, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms)
+    kernel, rows, nw, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms)
     if kernel.startswith("skinny"):
         return ("skinny", 0, splits)
     if kernel == "split_tile":
-        return ("split_tile", rows, splits)
+        return ("pipelined" if (rows, nw) == (128, 128) else "split_tile", rows, splits)
     return ("warptile", 0, 1)
 
 
@@ -61,13 +62,18 @@ MAX_TABLE_SPLITS = 64
 
 
 def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
-               layout: str = "NN") -> list[tuple[str, int, int]]:
-    """(kernel, tile rows, splits) that `auto` can run for m rows and depth k in `layout`, and
-    `extra` (the heuristic's plan) where it is not among them and a table entry can name it."""
+               layout: str = "NN", n: Optional[int] = None) -> list[tuple[str, int, int]]:
+    """(kernel, tile rows, splits) that `auto` can run for m rows, depth k and n columns (None:
+    not known, no pipelined tile) of contiguous operands in `layout`, and `extra` (the
+    heuristic's plan) where it is not among them and a table entry can name it."""
     out = [("warptile", 0, 1)]
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
+        # The pipelined tile takes at least one tile along M and N, and a row-major B whose
+        # rows are whole float4s (csrc/auto_plan.h's async_tile_ok).
+        if n is not None and m >= 128 and n >= 128 and (layout == "NT" or n % 4 == 0):
+            out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
     if m <= (SKINNY_NT_MAX_M if layout == "NT" else SKINNY_MAX_M):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
@@ -126,7 +132,7 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
         heuristic_ms, _ = _timer(device, lambda: auto(a, b), **timing)
         tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
         best = None
-        for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape), shape.layout):
+        for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape), shape.layout, shape.n):
             entry = _entry(shape, kernel, rows, splits)
             _C.set_auto_table(index, entry, "gemmtiles.tune: a candidate")
             out = auto(a, b)

@@ -227,6 +227,14 @@ def test_table_entry_decides_the_plan():
         assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
     assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False, table) == \
         _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, False)
+    # 128 rows: warptile's 128 x 256 tile, or the pipelined 128 x 128 one, which takes
+    # warptile's where the operands do not allow it (B's rows not float4s).
+    table = "NN 256 4096 4096 split_tile 128 3\nNT 256 4096 4096 pipelined 128 5"
+    assert _C.auto_plan(256, 4096, 4096, 1, False, True, H100_SMS, True, table)[:5] == ("split_tile", 128, 256, 1, 3)
+    assert _C.auto_plan(256, 4096, 4096, 1, True, True, H100_SMS, True, table)[:5] == ("split_tile", 128, 128, 1, 5)
+    table = "NN 256 4096 4096 pipelined 128 3"
+    assert _C.auto_plan(256, 4096, 4096, 1, False, True, H100_SMS, True, table)[:5] == ("split_tile", 128, 128, 1, 3)
+    assert _C.auto_plan(256, 4096, 4096, 1, False, False, H100_SMS, True, table)[:5] == ("split_tile", 128, 256, 1, 3)
     # An entry a problem cannot take (skinny past 8 rows) falls back to the heuristic.
     bad_fit = "NT 32 4096 4096 skinny 0 4"
     assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, bad_fit) == \
@@ -241,7 +249,8 @@ def test_table_buckets(x, bucket):
 
 @pytest.mark.parametrize("line", ["NN 32 4096", "TT 32 4096 4096 warptile 0 1", "NN 32 4096 4096 fast 0 1",
                                   "NN 32 4096 4096 split_tile 48 2", "NN 32 4096 4096 warptile 0 0",
-                                  "NN 32 4096 4096 warptile 0 1 extra", "NN 32 4096 4096 split_tile 32 65"])
+                                  "NN 32 4096 4096 warptile 0 1 extra", "NN 32 4096 4096 split_tile 32 65",
+                                  "NN 32 4096 4096 pipelined 64 2"])
 def test_table_that_does_not_parse_names_the_line(line):
     with pytest.raises(ValueError, match=r"line 2: expected"):
         _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, "# header\n" + line)
@@ -265,8 +274,9 @@ def test_shipped_tables_are_followed():
         m, n, k = int(m), int(n), int(k)
         plan = _C.auto_plan(m, n, k, 1, layout == "NT", True, H100_SMS, True, path.read_text())
         # The last entry of a bucket wins; shipped tables have one per bucket.
-        if kernel == "split_tile":
-            assert plan[:2] == ("split_tile", int(rows)) and plan[4] <= int(splits), (path, layout, m, n, k)
+        if kernel in ("split_tile", "pipelined"):
+            cols = 128 if kernel == "pipelined" or int(rows) < 128 else 256
+            assert plan[:3] == ("split_tile", int(rows), cols) and plan[4] <= int(splits), (path, layout, m, n, k)
         elif kernel == "skinny":
             assert plan[0].startswith("skinny") and plan[4] <= int(splits), (path, layout, m, n, k)
         else:
@@ -302,7 +312,13 @@ def test_tune_weighs_the_heuristics_own_plan():
     plan = heuristic_plan(Shape(8, 11008, 4096), sms=132)
     assert plan == ("skinny", 0, 22)
     assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
-    assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("split_tile", 128, 1)
+    assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
+    # The pipelined tile beside warptile's 128 x 256 where the operands allow it.
+    assert ("pipelined", 128, 4) in candidates(256, 4096, layout="NN", n=4096)
+    assert ("split_tile", 128, 4) in candidates(256, 4096, layout="NN", n=4096)
+    for m, n, layout in [(127, 4096, "NT"), (256, 127, "NT"), (256, 4094, "NN")]:
+        assert not any(c[0] == "pipelined" for c in candidates(m, 4096, layout=layout, n=n))
+    assert any(c[0] == "pipelined" for c in candidates(256, 4096, layout="NT", n=4094))
     kernel, rows, _ = heuristic_plan(Shape(64, 4096, 4096, "NT"), sms=132)
     assert (kernel, rows) == ("split_tile", 64)
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))
@@ -326,12 +342,16 @@ def test_auto_runs_the_table_it_is_given():
     device = torch.cuda.current_device()
     a = operand(50, 2003, "cuda", pad=1)
     b = operand(2003, 515, "cuda", "col")
+    a2 = operand(200, 2003, "cuda", pad=1)
     try:
         for entry in ["NT 56 640 2048 split_tile 32 7", "NT 56 640 2048 split_tile 128 3",
-                      "NT 56 640 2048 warptile 0 1"]:
+                      "NT 56 640 2048 pipelined 128 3", "NT 56 640 2048 warptile 0 1"]:
             _C.set_auto_table(device, entry, "test")
             assert _C.auto_table_source(device) == "test"
             check_tier("auto", a, b)
+        for entry in ["NT 224 640 2048 split_tile 128 3", "NT 224 640 2048 pipelined 128 3"]:
+            _C.set_auto_table(device, entry, "test")
+            check_tier("auto", a2, b)
     finally:
         _C.set_auto_table(device, None)
     assert _C.auto_table_source(device) == "not loaded"
