@@ -30,12 +30,19 @@ namespace gemmtiles {
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
 using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
 // The pipelined 128-row tile (kAsyncTile): 128 x 128, four warps of 64 x 64 with 16 x 8 outputs
-// per thread, three stages of 8 k (four: no better), two blocks per SM (211-215 registers with
-// nvcc 13, no spills, 25 KB of shared memory). H100, one run, K whole, against
-// cuBLAS (us): 4096^3 NT 2943 / 2758, NN 2894 / 2681, A and B column-major 2886 / 2856, both
-// M-major (A column-major, B row-major) 2745 / 2668; warptile's 128 x 256 ran 4096^3 NT at
-// 3037 and NN at 2884 (docs/ladder.md).
-using AsyncTile = AsyncTileConfig<Shape<128, 128, 8>, Shape<64, 64>, Shape<16, 8>, /*STAGES=*/3, /*MIN_BLOCKS=*/2>;
+// per thread, three stages, two blocks per SM (209-254 registers with nvcc 13, no spills;
+// 25 KB of shared memory with 8-deep slices, 51 KB with 16). Slices of 16 k where A and B
+// are both K-major (nn.Linear's x @ W^T) or both M-major (weight gradients), of 8 for the
+// others; H100, one run, K whole, us against cuBLAS, BK 16 / BK 8:
+//   4096^3            NT 2793 / 2940 (cuBLAS 2740)  TN 2701 / 2738 (2658)
+//                     NN 2933 / 2890 (2671)         TT 2977 / 2865 (2800)
+//   2048 x 5504 x 2048 NT 1050 / 1122 (1042)  TN 1015 / 1043 (993)  NN 1113 / 1114  TT 1132 / 1097
+// (32-deep slices, or two stages: 4-20% slower everywhere; four stages of 8: no better).
+// warptile's 128 x 256 ran 4096^3 NT at 3037 and NN at 2884 (docs/ladder.md).
+template <bool A_KMAJOR, bool B_KMAJOR>
+using AsyncTileFor = AsyncTileConfig<Shape<128, 128, A_KMAJOR == B_KMAJOR ? 16 : 8>, Shape<64, 64>, Shape<16, 8>,
+                                     /*STAGES=*/3, /*MIN_BLOCKS=*/2>;
+using AsyncTile = AsyncTileFor<true, true>;
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
 // Floats of workspace the plan needs: one partial product per split, when K is split.
@@ -121,8 +128,9 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
 // The pipelined tile, any layout (async_tile_ok).
 template <bool A_KMAJOR, bool B_KMAJOR>
 void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  launch_split<AsyncTile>(p, plan, ws, stream, async_tile_kernel<AsyncTile, A_KMAJOR, B_KMAJOR, true>,
-                          AsyncTile::smem_bytes<A_KMAJOR, B_KMAJOR>());
+  using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
+  launch_split<Cfg>(p, plan, ws, stream, async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
+                    Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
 }
 
 template <class Cfg>
