@@ -30,18 +30,19 @@ namespace gemmtiles {
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
 using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/3>;
 // The pipelined 128-row tile (kAsyncTile): 128 x 128, four warps of 64 x 64 with 16 x 8 outputs
-// per thread, three stages, two blocks per SM (209-254 registers with nvcc 13, no spills;
-// 25 KB of shared memory with 8-deep slices, 51 KB with 16). Slices of 16 k where A and B
-// are both K-major (nn.Linear's x @ W^T) or both M-major (weight gradients), of 8 for the
-// others; H100, one run, K whole, us against cuBLAS, BK 16 / BK 8:
-//   4096^3            NT 2793 / 2940 (cuBLAS 2740)  TN 2701 / 2738 (2658)
-//                     NN 2933 / 2890 (2671)         TT 2977 / 2865 (2800)
-//   2048 x 5504 x 2048 NT 1050 / 1122 (1042)  TN 1015 / 1043 (993)  NN 1113 / 1114  TT 1132 / 1097
-// (32-deep slices, or two stages: 4-20% slower everywhere; four stages of 8: no better).
-// warptile's 128 x 256 ran 4096^3 NT at 3037 and NN at 2884 (docs/ladder.md).
+// per thread, two blocks per SM (209-254 registers with nvcc 13, no spills; 25-51 KB of
+// shared memory). Slices of 16 k, three stages, where A and B are both K-major (nn.Linear's
+// x @ W^T) or both M-major (weight gradients); slices of 8 for the others, four stages for
+// NN. H100, K whole, us (cuBLAS in brackets), the kept choice first (slice depth x stages):
+//   4096^3              NT 16x3 2793 (2740), 8x3 2940     TN 16x3 2701 (2658), 8x3 2738
+//                       NN 8x4 2852 (2674), 8x3 2872, 16x3 2933
+//                       TT 8x3 2858 (2845), 8x4 2857, 16x3 2977
+//   2048 x 5504 x 2048  NT 16x3 1050 (1042), 8x3 1122     NN 8x4 1092 (1022), 8x3 1107, 16x3 1113
+// (32-deep slices, two stages, or 16 k and four stages: slower, by up to 20%.) warptile's
+// 128 x 256 ran 4096^3 NT at 3037 and NN at 2884 (docs/ladder.md).
 template <bool A_KMAJOR, bool B_KMAJOR>
 using AsyncTileFor = AsyncTileConfig<Shape<128, 128, A_KMAJOR == B_KMAJOR ? 16 : 8>, Shape<64, 64>, Shape<16, 8>,
-                                     /*STAGES=*/3, /*MIN_BLOCKS=*/2>;
+                                     /*STAGES=*/A_KMAJOR && !B_KMAJOR ? 4 : 3, /*MIN_BLOCKS=*/2>;
 using AsyncTile = AsyncTileFor<true, true>;
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
