@@ -183,13 +183,11 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
     // operands allow it; else warptile's 128 x 256, for row-major A and up to kSplitTileMaxM
     // rows with its K split, and warptile's own launch otherwise).
-    // Past kSplitTileMaxM rows NN stays on warptile, whose 128 x 256 tile is as fast there
-    // (H100, one run: 4096^3 2.885 ms against 2.890, 8192^3 22.56 against 22.81); the pipelined
-    // tile's gain is in reading K-major B and column-major A (5504 x 2048 x 2048 TN 0.93x
-    // cuBLAS against 0.92x, 2048 x 32000 x 2048 TN 0.96x against 0.93x).
-    const bool pipelined = async && (M <= kSplitTileMaxM || b_kmajor || !a_kmajor);
-    if (batch != 1 || !(a_kmajor || pipelined)) return {AutoKernel::kWarptile};
-    const SplitTileShape& large = pipelined ? kAsyncTile : kSplitTiles[2];
+    // Past kSplitTileMaxM rows every layout takes the pipelined tile where it can (H100, one
+    // run, against warptile's 128 x 256: 4096^3 NN 2.836 ms against 2.882, 8192^3 NN 22.55
+    // against 22.53, 4096^3 NT 2.775 against 3.037).
+    if (batch != 1 || !(a_kmajor || async)) return {AutoKernel::kWarptile};
+    const SplitTileShape& large = async ? kAsyncTile : kSplitTiles[2];
     // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
     const SplitTileShape* best = &large;
     double best_rows = double(ceil_div64(M, large.bm) * large.bm) / large.rate;

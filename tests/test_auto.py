@@ -30,7 +30,8 @@ H100_SMS = 132
         (512, 4096, 4096, 1, False, "split_tile", 128),
         (2048, 4096, 4096, 1, False, "split_tile", 128),  # the pipelined tile, K whole
         (2049, 11008, 4096, 1, True, "split_tile", 128),  # past the 32- and 64-row tiles' rows
-        (2049, 11008, 4096, 1, False, "warptile", 0),  # NN there: warptile's 128 x 256
+        (2049, 11008, 4096, 1, False, "split_tile", 128),  # NN too: the pipelined tile, K whole
+        (4095, 4097, 4093, 1, False, "warptile", 0),  # B's rows not whole float4s: warptile
         (64, 4096, 4096, 2, False, "warptile", 0),  # batched: tiles enough
         (4, 64, 64, 70000, False, "warptile", 0),  # batch past the grid's z limit
     ],
@@ -79,9 +80,8 @@ def test_plan_takes_the_pipelined_tile_where_the_operands_allow():
     # which launches them in parts.
     assert _plan(65535 * 128, 128, 64, True, True, True, True)[:3] == ("split_tile", 128, 128)
     assert _plan(65535 * 128 + 1, 128, 64, True, True, True, True)[0] == "warptile"
-    # Past 2048 rows: NN on warptile, other layouts on the pipelined tile.
-    assert _plan(4096, 4096, 4096, True, True, False, True)[0] == "warptile"
-    for a_kmajor, b_kmajor in [(True, True), (False, False), (False, True)]:
+    # Past 2048 rows: every layout on the pipelined tile.
+    for a_kmajor, b_kmajor in [(True, False), (True, True), (False, False), (False, True)]:
         assert _plan(4096, 4096, 4096, a_kmajor, True, b_kmajor, True)[:3] == ("split_tile", 128, 128)
 
 
