@@ -76,9 +76,9 @@ inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
 
 // Whether the pipelined tile kernel takes the operands: it copies a K-major operand (A
 // row-major, B column-major) 4 bytes at a time, any leading dimension, and an M-major one
-// 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec) and whole runs of
-// 4 (M, N a multiple of 4); and it moves its last tile along M and N back to end at the
-// matrix's edge, so that it copies no row or column outside it (M, N at least one tile).
+// 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec) and M or N a
+// multiple of 4, so that its last tile, moved back to end at the matrix's edge (so that it
+// copies no row or column outside it: M, N at least one tile), starts 16-byte aligned too.
 inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
   return M >= kAsyncTile.bm && N >= kAsyncTile.bn && (a_kmajor || (a_vec && M % 4 == 0)) &&
          (b_kmajor || (b_vec && N % 4 == 0));

@@ -150,6 +150,8 @@ ASYNC_SHAPES = [
     (383, 4100, 1000, "row", "row"), (2300, 700, 300, "row", "col"), (256, 132, 4103, "col", "row"),
     (251, 131, 1000, "row", "col"), (132, 129, 77, "col", "col"), (128, 128, 8, "col", "col"),
     (132, 260, 9, "col", "row"), (255, 383, 2049, "row", "col"),
+    # NN (four stages): K shorter than the stages in flight, and past 2048 rows
+    (128, 128, 5, "row", "row"), (2100, 260, 37, "row", "row"),
 ]
 
 

@@ -1,7 +1,7 @@
 // The `auto` tier: per call, the kernel that suits the problem (auto_plan.h, with the GPU's
 // tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
 // 8 rows (16 for nn.Linear's W^T), the split-K tile kernels for up to 2048 rows and the
-// pipelined tile past them for layouts other than NN (auto_launch.cuh), warptile otherwise —
+// pipelined tile past them where it takes the operands (auto_launch.cuh), warptile otherwise —
 // or, where torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 

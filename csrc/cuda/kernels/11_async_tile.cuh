@@ -2,18 +2,18 @@
 // the operands copied global -> shared by asynchronous copies (cp.async, sm_80+) several
 // slices ahead of the one computed, instead of staged through registers.
 //
-//  * STAGES buffers of BK = 8 slices; the copies of slice it + STAGES - 1 are issued during
-//    the k steps of slice it, a few per step (spread out, they do not queue in front of the
-//    fragment reads: H100, 4096^3 NT 2926 us against 3002 with all of them issued at the
-//    slice's start), so a block has two slices in flight while it computes, with no
-//    registers holding them and one barrier per slice;
+//  * STAGES buffers of slices BK deep (8 or 16: auto_launch.cuh); the copies of slice
+//    it + STAGES - 1 are issued during the k steps of slice it, a few per step (spread out,
+//    they do not queue in front of the fragment reads: H100, 4096^3 NT 2926 us against 3002
+//    with all of them issued at the slice's start), so a block has STAGES - 1 slices in
+//    flight while it computes, with no registers holding them and one barrier per slice;
 //  * both operands are kept k by k in shared memory (smem[k][r], rows padded by 4 floats), as
 //    warptile keeps them, and read as float4 runs along r. An M-major operand (A
 //    column-major, B row-major) is copied 16 bytes at a time as it lies; a K-major one (A
-//    row-major, nn.Linear's W^T) 4 bytes at a time, eight lanes along k and four rows per warp,
+//    row-major, nn.Linear's W^T) 4 bytes at a time, BK lanes along k and 32 / BK rows a warp,
 //    so that the copy itself transposes: no registers, no scalar stores, any leading
 //    dimension. (Copying 2-8 consecutive k per lane, which saves addresses, was 10-60% slower:
-//    each 4-byte copy costs L1 time per line it touches.);
+//    a copy instruction writes shared memory once per global line it reads.);
 //  * the last tile along M (N) is moved back to end at the matrix's edge, so that no copy
 //    reads outside a row or column of it (M, N >= the tile: async_tile_ok) and only K's end
 //    needs a test: past it a copy reads nothing and fills zeros (cp.async's source size), so
@@ -77,10 +77,12 @@ __device__ __forceinline__ void cp_async_wait() {
 // its copies and its fragment reads. A thread's T fragment rows within a warp tile: lane l of
 // the L lanes along this side owns the float4 runs 4l + 4Lg .. 4l + 4Lg + 3 (g < T / 4).
 //
-// K_MAJOR (k is the unit-stride index: A row-major, B column-major): 4-byte copies, eight
-// lanes along k and four rows per warp, that transpose on the way (bank (4k + r) % 32: one
-// wavefront per warp); any leading dimension. Otherwise 16-byte copies along r, which need
-// aligned rows (async_tile_ok).
+// K_MAJOR (k is the unit-stride index: A row-major, B column-major): 4-byte copies, BK lanes
+// along k and 32 / BK rows a warp, that transpose on the way (bank (4k + r) % 32: distinct
+// for BK = 8; for BK = 16 lanes k and k + 8 share one); any leading dimension. A copy writes
+// shared memory once per 128-byte global line it reads (32 / BK lines an instruction), which
+// is what the 16-deep slices halve. Otherwise 16-byte copies along r, which need aligned rows
+// (async_tile_ok).
 template <int ROWS, int BK, int THREADS, bool K_MAJOR>
 struct AsyncOperand {
   static constexpr int kPitch = ROWS + 4;
