@@ -17,6 +17,13 @@
 namespace gemmtiles {
 namespace {
 
+// prepare_gemm gives each operand one unit stride: A is K-major when its column stride is 1,
+// B when its column stride is not; an operand's leading dimension is its other stride.
+bool a_kmajor(const GemmProblem& p) { return p.a_cs == 1; }
+bool b_kmajor(const GemmProblem& p) { return p.b_cs != 1; }
+int64_t a_ld(const GemmProblem& p) { return a_kmajor(p) ? p.a_rs : p.a_cs; }
+int64_t b_ld(const GemmProblem& p) { return b_kmajor(p) ? p.b_cs : p.b_rs; }
+
 // The precision PyTorch allows for fp32 matmuls (torch.set_float32_matmul_precision):
 // "highest", its default, keeps auto on the exact fp32 kernels; "high" lets large problems
 // run on tf32x3 (fp32-class error on the tensor cores), "medium" on tf32. Up to 32 rows the
@@ -58,21 +65,21 @@ void launch_auto(const GemmProblem& p);
 // product's time at 4096^2 x 4093), the product then runs at the aligned rate.
 bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
   if (p.batch != 1 || p.M < 1024 || p.N < 1024) return false;
-  const bool a_kmajor = p.a_cs == 1, b_kmajor = p.b_cs != 1;
-  const int64_t lda = a_kmajor ? p.a_rs : p.a_cs, ldb = b_kmajor ? p.b_cs : p.b_rs;
+  const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
+  const int64_t lda = a_ld(p), ldb = b_ld(p);
   const bool a_ok = operand_vec_ok(p.a, lda), b_ok = operand_vec_ok(p.b, ldb);
   if (a_ok && b_ok) return false;
   GemmProblem q = p;
   at::Tensor a, b;  // alive until the launches are queued; the allocator orders their reuse
   if (!a_ok) {
-    a = aligned_copy(p.a, a_kmajor ? p.M : p.K, a_kmajor ? p.K : p.M, lda, device);
+    a = aligned_copy(p.a, a_k ? p.M : p.K, a_k ? p.K : p.M, lda, device);
     q.a = a.data_ptr<float>();
-    (a_kmajor ? q.a_rs : q.a_cs) = a.stride(0);
+    (a_k ? q.a_rs : q.a_cs) = a.stride(0);
   }
   if (!b_ok) {
-    b = aligned_copy(p.b, b_kmajor ? p.N : p.K, b_kmajor ? p.K : p.N, ldb, device);
+    b = aligned_copy(p.b, b_k ? p.N : p.K, b_k ? p.K : p.N, ldb, device);
     q.b = b.data_ptr<float>();
-    (b_kmajor ? q.b_cs : q.b_rs) = b.stride(0);
+    (b_k ? q.b_cs : q.b_rs) = b.stride(0);
   }
   launch_auto(q);
   return true;
@@ -128,16 +135,11 @@ void launch_auto(const GemmProblem& p) {
     q.a_bs = q.out_bs = q.c_bs = 0;
     return launch_auto(q);
   }
-  // prepare_gemm gave each operand one unit stride: B is K-major when its column stride is
-  // not 1, A when its column stride is.
-  const bool b_kmajor = p.b_cs != 1;
-  const int64_t ld = b_kmajor ? p.b_cs : p.b_rs;
-  const bool b_vec = operand_vec_ok(p.b, ld) && p.b_bs % 4 == 0;
+  const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
+  const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
-  const bool a_kmajor = p.a_cs == 1;
-  const bool a_vec = operand_vec_ok(p.a, a_kmajor ? p.a_rs : p.a_cs) && p.a_bs % 4 == 0;
-  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor, b_vec, multiprocessors(device), a_kmajor,
+  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
                                   table.get(), a_vec);
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
     if (launch_tensor_core(p) || launch_realigned(p, device) || launch_peeled(p, device)) return;
