@@ -23,8 +23,11 @@ struct GemmProblem {
   float alpha, beta;
   // Split K (the tile kernels' SPLIT_K mode, auto.cu): when > 0, blockIdx.z numbers slices
   // of K of k_split each (the last one shorter), whose operands the batch strides step to;
-  // each slice writes its partial product, and a second pass adds them.
+  // each slice writes its partial product, and a second pass adds them — or, when k_cluster
+  // > 1 (the pipelined tile on sm_90+), the k_cluster slices of a tile run as one thread-block
+  // cluster and add their partial products in shared memory, in slice order, into out.
   int64_t k_split = 0;
+  int64_t k_cluster = 0;
 };
 
 }  // namespace gemmtiles

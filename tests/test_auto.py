@@ -152,6 +152,10 @@ ASYNC_SHAPES = [
     (132, 260, 9, "col", "row"), (255, 383, 2049, "row", "col"),
     # NN (four stages): K shorter than the stages in flight, and past 2048 rows
     (128, 128, 5, "row", "row"), (2100, 260, 37, "row", "row"),
+    # K whole on more tiles than a wave: the full waves' columns, then the rest with K split,
+    # through the workspace (80 tiles on 3 slices), in clusters (120 tiles on 2; 17 on 8)
+    (1024, 5504, 40, "row", "col"), (1024, 5504, 40, "col", "row"), (1536, 4100, 37, "row", "row"),
+    (2176, 2048, 64, "row", "col"),
 ]
 
 
@@ -167,6 +171,45 @@ def test_pipelined_tile(m, n, k, la, lb):
     check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
     check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
     check_tier("auto", a, b)
+
+
+# The pipelined tile's slices of K added in their cluster (sm_90+): 2-8 slices of K = 301
+# (the last one shorter, ending mid-slice), each shape more blocks than the H100's 132 SMs but
+# no more clusters than it runs at once, so that the clusters are taken there; edges off the
+# tile (moved back), M odd. The cluster path needs no workspace: the op allocates its output
+# alone.
+CLUSTER_SHAPES = [(2, 1000, 1056), (3, 833, 832), (4, 700, 704), (5, 600, 712), (6, 620, 540), (7, 500, 600),
+                  (8, 510, 520)]
+
+
+@needs_cuda
+@pytest.mark.parametrize("splits,m,n", CLUSTER_SHAPES, ids=str)
+@pytest.mark.parametrize("lb", ["row", "col"])
+def test_pipelined_tile_split_in_clusters(splits, m, n, lb):
+    k = 301
+    device = torch.cuda.current_device()
+    bucket = " ".join(str(_C.auto_bucket(x)) for x in (m, n, k))
+    entry = f"{'NT' if lb == 'col' else 'NN'} {bucket} pipelined 128 {splits}"
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    assert _C.auto_plan(m, n, k, 1, lb == "col", True, sms, True, entry)[:5] == ("split_tile", 128, 128, 1, splits)
+    a = operand(m, k, "cuda")
+    b = operand(k, n, "cuda", lb)
+    try:
+        _C.set_auto_table(device, entry, "test")
+        check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
+        check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
+        check_tier("auto", a, b)
+        if torch.cuda.get_device_capability(device) == (9, 0) and sms == H100_SMS:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats(device)
+            before = torch.cuda.memory_allocated(device)
+            out = torch.ops.gemmtiles.auto(a, b)
+            torch.cuda.synchronize()
+            # no partial products: the output (rounded up to the allocator's 512-byte blocks) alone
+            assert torch.cuda.max_memory_allocated(device) - before <= out.numel() * 4 + 512
+            assert torch.equal(torch.ops.gemmtiles.auto(a, b), out)  # the same bits again
+    finally:
+        _C.set_auto_table(device, None)
 
 
 @needs_cuda

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "../auto_plan.h"
 #include "configs.h"
@@ -46,9 +47,126 @@ using AsyncTileFor = AsyncTileConfig<Shape<128, 128, A_KMAJOR == B_KMAJOR ? 16 :
 using AsyncTile = AsyncTileFor<true, true>;
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
-// Floats of workspace the plan needs: one partial product per split, when K is split.
+// The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
+inline constexpr int64_t kMaxClusterSplits = 8;
+
+// What the current device offers the pipelined tile, asked once per device: its SMs, how
+// many of the tile's blocks it runs at once (slots), and clusters[n], how many clusters of n
+// blocks (1 .. kMaxClusterSplits) with the partial product's shared memory
+// (cluster_smem_bytes) — 0 where its kernels, as the device runs them, cannot add their
+// slices in a cluster (async_tile_kernel with k_cluster): compiled for older than sm_90 (PTX
+// 9.0+ is needed: a build JIT-compiled on Hopper from older PTX has no clusters). Clusters
+// pack into a GPU's GPCs less tightly than single blocks: the H100 runs 264 of these blocks
+// at once, but 62 clusters of 4 and 30 of 8.
+struct AsyncTileFacts {
+  int64_t sms = 0, slots = 0;
+  int64_t clusters[kMaxClusterSplits + 1] = {};
+};
+
+inline const AsyncTileFacts& async_tile_facts() {
+  constexpr int kDevices = 64;
+  static AsyncTileFacts facts[kDevices + 1];  // the last: a device that cannot be asked
+  static std::once_flag asked[kDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
+    cudaGetLastError();
+    return facts[kDevices];
+  }
+  std::call_once(asked[device], [device] {
+    AsyncTileFacts& f = facts[device];
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) f.sms = sms;
+    using Cfg = AsyncTileFor<true, true>;
+    const auto kernel = async_tile_kernel<Cfg, true, true, true>;
+    int per_sm = 0;
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::smem_bytes<true, true>()));
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::smem_bytes<true, true>()) ==
+        cudaSuccess)
+      f.slots = int64_t(per_sm) * f.sms;
+    const size_t smem = Cfg::cluster_smem_bytes<true, true>();
+    cudaFuncAttributes attributes{};
+    const bool ok = cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90 &&
+                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess;
+    for (int64_t n = 1; ok && n <= kMaxClusterSplits; ++n) {
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(1, 1, unsigned(n));
+      config.blockDim = Cfg::block();
+      config.dynamicSmemBytes = smem;
+      cudaLaunchAttribute attribute[1];
+      attribute[0].id = cudaLaunchAttributeClusterDimension;
+      attribute[0].val.clusterDim.x = 1;
+      attribute[0].val.clusterDim.y = 1;
+      attribute[0].val.clusterDim.z = unsigned(n);
+      config.attrs = attribute;
+      config.numAttrs = 1;
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess) f.clusters[n] = clusters;
+    }
+    cudaGetLastError();
+  });
+  return facts[device];
+}
+
+// Whether the plan runs on the pipelined tile with its slices of K added in their cluster:
+// where the device can, where there are more blocks than SMs, and where the clusters take no
+// more waves than the blocks alone. H100, one run, us, cluster against workspace: 256 blocks
+// of 128 x 4096 x 4096 NT on 8 slices are one wave of blocks but two of clusters (197 against
+// 121); with no more blocks than SMs, a block alone on its SM runs almost as fast as two
+// sharing one, which clusters pack (128 x 4096 x 4096 NN on 4 slices: 200 against 119).
+inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
+  if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
+      plan.splits < 2 || plan.splits > kMaxClusterSplits)
+    return false;
+  const AsyncTileFacts& f = async_tile_facts();
+  const int64_t tiles = ceil_div64(p.M, kAsyncTile.bm) * ceil_div64(p.N, kAsyncTile.bn);
+  const int64_t clusters = f.clusters[plan.splits], blocks = f.clusters[1];
+  return clusters > 0 && blocks > 0 && tiles * plan.splits > f.sms &&
+         ceil_div64(tiles, clusters) <= ceil_div64(tiles * plan.splits, blocks);
+}
+
+// The pipelined tile with K whole on a few tiles more than fill whole waves: 344 tiles of
+// 1024 x 5504 for the H100's 264 slots make a second wave of 80 tiles that takes as long as
+// the first. Instead the first `head_cols` columns (whole tile columns, as many as fill the
+// full waves) run with K whole, and the rest, a wave's worth at most, on `tail`: K split
+// into as many slices as fill one wave (2-8). head_cols 0: no such split.
+struct AsyncTail {
+  int64_t head_cols = 0;
+  AutoPlan tail{AutoKernel::kSplitTile};
+};
+
+inline AsyncTail async_tail(const GemmProblem& p, const AutoPlan& plan) {
+  if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
+      plan.splits != 1)
+    return {};
+  const int64_t slots = async_tile_facts().slots;
+  const int64_t rows = ceil_div64(p.M, kAsyncTile.bm), cols = ceil_div64(p.N, kAsyncTile.bn);
+  if (slots <= 0 || rows * cols <= slots) return {};
+  const int64_t head = (ceil_div64(rows * cols, slots) - 1) * slots / rows;  // tile columns
+  const int64_t splits = std::min(kMaxClusterSplits, slots / (rows * (cols - head)));
+  if (head < 1 || splits < 2 || p.N - head * kAsyncTile.bn < kAsyncTile.bn) return {};
+  AsyncTail t;
+  t.tail = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, p.K, splits);
+  if (t.tail.splits < 2) return {};
+  t.head_cols = head * kAsyncTile.bn;
+  return t;
+}
+
+// Columns from c0 on of the product (batch 1).
+inline GemmProblem columns_from(const GemmProblem& p, int64_t c0) {
+  GemmProblem q = p;
+  q.N = p.N - c0;
+  q.b = p.b + c0 * p.b_cs;
+  q.c = p.c ? p.c + c0 * p.c_cs : nullptr;
+  q.out = p.out + c0;
+  return q;
+}
+
+// Floats of workspace the plan needs: one partial product per split, when K is split (and
+// its slices are not added in a cluster); for a split tail (async_tail), the tail's.
 inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
-  return plan.splits > 1 ? plan.splits * p.batch * p.M * p.N : 0;
+  const AsyncTail t = async_tail(p, plan);
+  if (t.head_cols > 0) return auto_workspace(columns_from(p, t.head_cols), t.tail);
+  return plan.splits > 1 && !cluster_reduce(p, plan) ? plan.splits * p.batch * p.M * p.N : 0;
 }
 
 // Whether split_k_reduce_kernel, as the current device runs it, was compiled with its wait
@@ -126,12 +244,49 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   launch_split<Cfg>(p, plan, ws, stream, warptile_kernel<Cfg, true, B_KMAJOR, true>, Cfg::kSmemBytes);
 }
 
-// The pipelined tile, any layout (async_tile_ok).
+// The pipelined tile, any layout (async_tile_ok); K split, the slices of a tile added in
+// their cluster where the device allows it (cluster_reduce), else through the workspace.
+// H100, one run, us (the reduction pass's share in brackets): 1024 x 2048 x 2048 NT on two
+// slices 212.6 (15.7), 1024 x 5504 x 2048 NT on three 560.8 (54.3), 512 x 4096 x 4096 NT on
+// four 388.1 (16.9), against cuBLAS's 198.4, 499.9, 384.4.
+// K whole on a few tiles past full waves: the full waves' columns, then the rest split
+// (async_tail).
 template <bool A_KMAJOR, bool B_KMAJOR>
 void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
-  launch_split<Cfg>(p, plan, ws, stream, async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
-                    Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
+  const auto kernel = async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>;
+  if (const AsyncTail t = async_tail(p, plan); t.head_cols > 0) {
+    GemmProblem head = p;
+    head.N = t.head_cols;
+    launch_split<Cfg>(head, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
+    return launch_async_tile<A_KMAJOR, B_KMAJOR>(columns_from(p, t.head_cols), t.tail, ws, stream);
+  }
+  if (!cluster_reduce(p, plan))
+    return launch_split<Cfg>(p, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
+  const size_t smem = Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>();
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  GemmProblem q = p;
+  q.k_split = plan.k_slice;
+  q.k_cluster = plan.splits;
+  q.batch = plan.splits;
+  q.a_bs = plan.k_slice * p.a_cs;  // slice s starts at k = s * k_slice
+  q.b_bs = plan.k_slice * p.b_rs;
+  q.c_bs = 0;  // every slice's block sees the product's c and out
+  q.out_bs = 0;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
+                        static_cast<unsigned>(plan.splits));
+  config.blockDim = Cfg::block();
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = 1;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = static_cast<unsigned>(plan.splits);
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, kernel, q);
 }
 
 template <class Cfg>

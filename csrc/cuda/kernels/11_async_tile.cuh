@@ -72,6 +72,34 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// Thread-block clusters (sm_90+): a barrier of all the cluster's threads, whose shared-memory
+// writes before it are visible to every block of the cluster after it; this block's rank in
+// its cluster; and a float4 of the shared memory of the cluster's block `rank`, at the offset
+// that `local` has in this block's.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+__device__ __forceinline__ float4 load_cluster4(const float4* local, unsigned rank) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(local));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(address), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+#endif
+
 // One operand of the block tile (ROWS of A's rows or B's columns, BK deep) in shared memory,
 // kept as smem[k][r] with a row pitch of ROWS + 4 floats whatever its layout in global memory,
 // its copies and its fragment reads. A thread's T fragment rows within a warp tile: lane l of
@@ -163,10 +191,22 @@ struct AsyncTileConfig {
     return sizeof(float) * kStages *
            (AsyncOperand<BM, BK, kThreads, A_KMAJOR>::kStage + AsyncOperand<BN, BK, kThreads, B_KMAJOR>::kStage);
   }
+  // Shared memory of a block whose slice of K is added in its cluster (GemmProblem::k_cluster):
+  // the stages, then its partial product (BM x BN floats) in their place.
+  template <bool A_KMAJOR, bool B_KMAJOR>
+  static constexpr size_t cluster_smem_bytes() {
+    return smem_bytes<A_KMAJOR, B_KMAJOR>() > sizeof(float) * BM * BN ? smem_bytes<A_KMAJOR, B_KMAJOR>()
+                                                                       : sizeof(float) * BM * BN;
+  }
   static dim3 block() { return dim3(kThreads); }
 };
 
-// SPLIT_K: blockIdx.z is a slice of K (GemmProblem::k_split), as in warptile_kernel.
+// SPLIT_K: blockIdx.z is a slice of K (GemmProblem::k_split), as in warptile_kernel; with
+// k_cluster > 1 the slices of a tile are one cluster (its ranks 0 .. k_cluster - 1 being
+// blockIdx.z), which adds them up: every block stores its partial product in its own shared
+// memory, and after a cluster barrier block r sums the float4 groups g = r, r + k_cluster, ...
+// of every thread over the cluster's blocks in rank order (so the same bits on every run)
+// and stores them through the epilogue. The out and c of such a launch are the product's.
 template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR, bool SPLIT_K = false>
 __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_tile_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
@@ -244,23 +284,59 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   }
   cp_async_wait<0>();
 
+  // Outputs (i, j .. j + 3) of this thread's fragment: r[0..3] through the epilogue.
   const bool vec_out = out_vec_ok(p) && nt % 4 == 0;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
+  auto store4 = [&](int i, int j, const float* r) {
     const int64_t m = mt + wm0 + OpA::template row<LM>(lm, i);
-    if (m < m0) continue;
+    if (m < m0) return;
+    const int64_t n = nt + wn0 + OpB::template row<LN>(ln, j);
+    if (n >= n0) {
+      store_row4(p, v, m, n, r, vec_out);
+    } else {
 #pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const int64_t n = nt + wn0 + OpB::template row<LN>(ln, j);
-      if (n >= n0) {
-        store_row4(p, v, m, n, &acc[i][j], vec_out);
-      } else {
+      for (int jj = 0; jj < 4; ++jj)
+        if (n + jj >= n0) v.out[m * p.out_rs + n + jj] = epilogue(p, v.c, m, n + jj, r[jj]);
+    }
+  };
+
+  if constexpr (SPLIT_K) {
+    if (p.k_cluster > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      // This thread's float4 group g of its fragment at part[g * threads + thread]: a warp
+      // stores and loads 512 contiguous bytes, no bank conflicts.
+      constexpr int kGroups = TM * TN / 4;
+      static_assert(kGroups * 4 * Cfg::kThreads == BM * BN, "the partial product fills BM x BN floats");
+      float4* const part = reinterpret_cast<float4*>(smem);
+      __syncthreads();  // every warp is done with the stages
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj)
-          if (n + jj >= n0) v.out[m * p.out_rs + n + jj] = epilogue(p, v.c, m, n + jj, acc[i][j + jj]);
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+          part[(i * (TN / 4) + j / 4) * Cfg::kThreads + threadIdx.x] =
+              make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      cluster_sync();
+      const int splits = static_cast<int>(p.k_cluster);
+      for (int g = static_cast<int>(cluster_rank()); g < kGroups; g += splits) {
+        const float4* const mine = part + g * Cfg::kThreads + threadIdx.x;
+        float4 sum = load_cluster4(mine, 0);
+        for (int r = 1; r < splits; ++r) {
+          const float4 x = load_cluster4(mine, static_cast<unsigned>(r));
+          sum.x += x.x, sum.y += x.y, sum.z += x.z, sum.w += x.w;
+        }
+        const float r4[4] = {sum.x, sum.y, sum.z, sum.w};
+        store4(g / (TN / 4), g % (TN / 4) * 4, r4);
       }
+      cluster_sync();  // this block's partial stays until the cluster has read it
+#else
+      __trap();  // the launch asks for clusters only of code built for sm_90+ (auto_launch.cuh)
+#endif
+      return;
     }
   }
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) store4(i, j, &acc[i][j]);
 }
 
 }  // namespace gemmtiles
