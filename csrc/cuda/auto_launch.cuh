@@ -124,11 +124,11 @@ inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
          ceil_div64(tiles, clusters) <= ceil_div64(tiles * plan.splits, blocks);
 }
 
-// The pipelined tile with K whole on a few tiles more than fill whole waves: 344 tiles of
-// 1024 x 5504 for the H100's 264 slots make a second wave of 80 tiles that takes as long as
-// the first. Instead the first `head_cols` columns (whole tile columns, as many as fill the
-// full waves) run with K whole, and the rest, a wave's worth at most, on `tail`: K split
-// into as many slices as fill one wave (2-8). head_cols 0: no such split.
+// The pipelined tile with K whole on a few tiles more than fill whole waves (tail_split in
+// auto_plan.h): 344 tiles of 1024 x 5504 for the H100's 264 slots make a second wave of 80
+// tiles that takes as long as the first. Instead the first `head_cols` columns (whole tile
+// columns, as many as fill the full waves) run with K whole, and the rest on `tail`, K split
+// into as many slices as fill one wave. head_cols 0: no such split.
 struct AsyncTail {
   int64_t head_cols = 0;
   AutoPlan tail{AutoKernel::kSplitTile};
@@ -138,16 +138,13 @@ inline AsyncTail async_tail(const GemmProblem& p, const AutoPlan& plan) {
   if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
       plan.splits != 1)
     return {};
-  const int64_t slots = async_tile_facts().slots;
-  const int64_t rows = ceil_div64(p.M, kAsyncTile.bm), cols = ceil_div64(p.N, kAsyncTile.bn);
-  if (slots <= 0 || rows * cols <= slots) return {};
-  const int64_t head = (ceil_div64(rows * cols, slots) - 1) * slots / rows;  // tile columns
-  const int64_t splits = std::min(kMaxClusterSplits, slots / (rows * (cols - head)));
-  if (head < 1 || splits < 2 || p.N - head * kAsyncTile.bn < kAsyncTile.bn) return {};
+  const TailSplit split = tail_split(ceil_div64(p.M, kAsyncTile.bm), ceil_div64(p.N, kAsyncTile.bn),
+                                     async_tile_facts().slots);
+  if (split.head == 0 || p.N - split.head * kAsyncTile.bn < kAsyncTile.bn) return {};
   AsyncTail t;
-  t.tail = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, p.K, splits);
+  t.tail = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, p.K, split.splits);
   if (t.tail.splits < 2) return {};
-  t.head_cols = head * kAsyncTile.bn;
+  t.head_cols = split.head * kAsyncTile.bn;
   return t;
 }
 
