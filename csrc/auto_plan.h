@@ -96,26 +96,37 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline constexpr int64_t kSplitBlockCost = 64;
 inline constexpr double kSplitReduceOutputs = 81000.0;
 
-// The pipelined tile with K whole on a few tiles more than fill whole waves of `slots`
-// blocks (rows x cols tiles): the tile columns that fill the full waves run with K whole,
-// the rest (at most a wave's worth) with K in `splits` slices (2-8: as many as fill one
-// wave), instead of a last wave that takes as long as a full one (csrc/cuda/auto_launch.cuh).
-// head 0: no such split.
+// The pipelined tile with K whole on more tiles than fill whole waves of `slots` blocks
+// (rows x cols tiles): the tile columns that fill the full waves run with K whole, the rest
+// (at most a wave's worth) with K in `splits` slices, the count of 2-8 whose waves model
+// fastest, instead of a last wave that takes as long as a full one (csrc/cuda/auto_launch.cuh):
+// 80 tiles past a full wave on 3 slices take one wave of a third of K, 160 on 3 two waves of
+// a third. head 0: no such split. cost: the modelled time of both, in best_splits' units.
 struct TailSplit {
   int64_t head = 0, splits = 1;  // tile columns with K whole; slices of the rest
+  double cost = 0;
 };
 inline constexpr int64_t kMaxTailSplits = 8;
 
-inline TailSplit tail_split(int64_t rows, int64_t cols, int64_t slots) {
+inline TailSplit tail_split(int64_t rows, int64_t cols, int64_t slots, int64_t K) {
   if (slots <= 0 || rows * cols <= slots) return {};
   const int64_t head = (ceil_div64(rows * cols, slots) - 1) * slots / rows;
-  const int64_t splits = head < cols ? std::min(kMaxTailSplits, slots / (rows * (cols - head))) : 0;
-  if (head < 1 || splits < 2) return {};
-  return {head, splits};
+  if (head < 1 || head >= cols) return {};
+  const int64_t tiles = rows * (cols - head);
+  // Whole waves of K, the head's (full but for rows not dividing slots) and the rest's.
+  const double whole = double(K + kSplitBlockCost), plain = double(ceil_div64(rows * cols, slots)) * whole;
+  TailSplit best{head, 1, double(ceil_div64(rows * head, slots) + ceil_div64(tiles, slots)) * whole};
+  for (int64_t s = 2; s <= std::min(kMaxTailSplits, K / 8); ++s) {
+    const double cost = double(ceil_div64(rows * head, slots)) * whole +
+                        double(ceil_div64(tiles * s, slots)) * double(ceil_div64(K, s) + kSplitBlockCost) +
+                        double(s + 1) * double(tiles) * 128.0 * 128.0 / kSplitReduceOutputs;
+    if (cost < best.cost) best.splits = s, best.cost = cost;
+  }
+  return best.splits > 1 && best.cost < plain ? best : TailSplit{};
 }
 
-// tail: the tiles are the pipelined tile's, whose K whole on more than a wave of tiles runs
-// its last wave split (tail_split): for one split the model counts that.
+// tail: the tiles are the pipelined tile's, whose K whole on more than whole waves runs its
+// last wave split (tail_split): for one split the model counts that.
 inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, int64_t K,
                            const TailSplit& tail = {}) {
   slots = std::max<int64_t>(1, slots);
@@ -125,12 +136,7 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
   for (int64_t s = 1; s <= max_splits; ++s) {
     double cost = double(ceil_div64(tiles * s, slots)) * double(ceil_div64(K, s) + kSplitBlockCost);
     if (s > 1) cost += double(s + 1) * double(M) * double(N) / kSplitReduceOutputs;
-    if (s == 1 && tail.head > 0) {
-      const double tail_n = double(N - tail.head * kAsyncTile.bn);
-      cost = double(ceil_div64(tiles, slots) - 1) * double(K + kSplitBlockCost) +
-             double(ceil_div64(K, tail.splits) + kSplitBlockCost) +
-             double(tail.splits + 1) * double(M) * tail_n / kSplitReduceOutputs;
-    }
+    if (s == 1 && tail.head > 0) cost = tail.cost;
     if (s == 1 || cost < best_cost) best = s, best_cost = cost;
   }
   return best;
@@ -224,7 +230,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (rows < best_rows) best = &t, best_rows = rows;
     }
     const int64_t rows = ceil_div64(M, best->bm), cols = ceil_div64(N, best->bn), slots = best->blocks_per_sm * sms;
-    const TailSplit tail = best == &kAsyncTile ? tail_split(rows, cols, slots) : TailSplit{};
+    const TailSplit tail = best == &kAsyncTile ? tail_split(rows, cols, slots, K) : TailSplit{};
     const int64_t splits = best_splits(rows * cols, slots, M, N, K, tail);
     if (best == &kSplitTiles[2] && (splits == 1 || !a_kmajor || M > kSplitTileMaxM))
       return {AutoKernel::kWarptile};

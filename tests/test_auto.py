@@ -152,10 +152,10 @@ ASYNC_SHAPES = [
     (132, 260, 9, "col", "row"), (255, 383, 2049, "row", "col"),
     # NN (four stages): K shorter than the stages in flight, and past 2048 rows
     (128, 128, 5, "row", "row"), (2100, 260, 37, "row", "row"),
-    # K whole on more tiles than a wave: the full waves' columns, then the rest with K split,
-    # through the workspace (80 tiles on 3 slices), in clusters (120 tiles on 2; 17 on 8)
-    (1024, 5504, 40, "row", "col"), (1024, 5504, 40, "col", "row"), (1536, 4100, 37, "row", "row"),
-    (2176, 2048, 64, "row", "col"),
+    # K whole on more tiles than whole waves: the full waves' columns, then the rest with K
+    # split, through the workspace (80 tiles on 3 slices), in clusters (120 tiles on 2; 17 on 8)
+    (1024, 5504, 200, "row", "col"), (1024, 5504, 200, "col", "row"), (1536, 4100, 200, "row", "row"),
+    (2176, 2048, 200, "row", "col"),
 ]
 
 

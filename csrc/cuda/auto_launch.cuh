@@ -124,11 +124,11 @@ inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
          ceil_div64(tiles, clusters) <= ceil_div64(tiles * plan.splits, blocks);
 }
 
-// The pipelined tile with K whole on a few tiles more than fill whole waves (tail_split in
+// The pipelined tile with K whole on more tiles than fill whole waves (tail_split in
 // auto_plan.h): 344 tiles of 1024 x 5504 for the H100's 264 slots make a second wave of 80
 // tiles that takes as long as the first. Instead the first `head_cols` columns (whole tile
-// columns, as many as fill the full waves) run with K whole, and the rest on `tail`, K split
-// into as many slices as fill one wave. head_cols 0: no such split.
+// columns, as many as fill the full waves) run with K whole, and the rest on `tail`, K
+// split. head_cols 0: no such split.
 struct AsyncTail {
   int64_t head_cols = 0;
   AutoPlan tail{AutoKernel::kSplitTile};
@@ -139,7 +139,7 @@ inline AsyncTail async_tail(const GemmProblem& p, const AutoPlan& plan) {
       plan.splits != 1)
     return {};
   const TailSplit split = tail_split(ceil_div64(p.M, kAsyncTile.bm), ceil_div64(p.N, kAsyncTile.bn),
-                                     async_tile_facts().slots);
+                                     async_tile_facts().slots, p.K);
   if (split.head == 0 || p.N - split.head * kAsyncTile.bn < kAsyncTile.bn) return {};
   AsyncTail t;
   t.tail = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, p.K, split.splits);
