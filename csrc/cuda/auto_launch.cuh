@@ -10,7 +10,8 @@
 // hundred rows against a 4096-wide weight make 32-100 tiles of 128 x 128 for 132 SMs) runs the
 // whole tile grid once per slice of K, each slice writing its partial product to the
 // workspace; split_k_reduce_kernel then adds the slices in a fixed order and applies alpha,
-// beta and c, so the result is the same bits on every run. 32- and 64-row tiles waste no
+// beta and c, so the result is the same bits on every run (the pipelined tile on Hopper adds
+// them in a thread-block cluster instead: cluster_reduce). 32- and 64-row tiles waste no
 // arithmetic on rows that do not exist.
 #pragma once
 
@@ -243,9 +244,11 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
 
 // The pipelined tile, any layout (async_tile_ok); K split, the slices of a tile added in
 // their cluster where the device allows it (cluster_reduce), else through the workspace.
-// H100, one run, us (the reduction pass's share in brackets): 1024 x 2048 x 2048 NT on two
-// slices 212.6 (15.7), 1024 x 5504 x 2048 NT on three 560.8 (54.3), 512 x 4096 x 4096 NT on
-// four 388.1 (16.9), against cuBLAS's 198.4, 499.9, 384.4.
+// H100, one run, us, through the workspace (the reduction pass's share in brackets):
+// 1024 x 2048 x 2048 NT on two slices 212.6 (15.7), 1024 x 5504 x 2048 NT on three 560.8
+// (54.3), 512 x 4096 x 4096 NT on four 388.1 (16.9), against cuBLAS's 198.4, 499.9, 384.4;
+// in clusters (another run) 1024 x 2048 x 2048 NT on two 200.0 against 218.6 through the
+// workspace, cuBLAS 198.9.
 // K whole on a few tiles past full waves: the full waves' columns, then the rest split
 // (async_tail).
 template <bool A_KMAJOR, bool B_KMAJOR>
