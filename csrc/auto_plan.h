@@ -96,31 +96,35 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline constexpr int64_t kSplitBlockCost = 64;
 inline constexpr double kSplitReduceOutputs = 81000.0;
 
-// The pipelined tile with K whole on more tiles than fill whole waves of `slots` blocks
-// (rows x cols tiles): the tile columns that fill the full waves run with K whole, the rest
-// (at most a wave's worth) with K in `splits` slices, the count of 2-8 whose waves model
-// fastest, instead of a last wave that takes as long as a full one (csrc/cuda/auto_launch.cuh):
-// 80 tiles past a full wave on 3 slices take one wave of a third of K, 160 on 3 two waves of
-// a third. head 0: no such split. cost: the modelled time of both, in best_splits' units.
+// The pipelined tile with K whole on an M x N output of more tiles than fill whole waves of
+// `slots` blocks: the tile columns that fill the full waves run with K whole, the rest (at
+// most a wave's worth, at least one whole tile wide) with K in `splits` slices, the count of
+// 2-8 whose waves model fastest, instead of a last wave that takes as long as a full one
+// (csrc/cuda/auto_launch.cuh): 80 tiles past 1024 x 5504's first wave on 3 slices take one
+// wave of a third of K, 160 past 2048 x 5504's two waves on 3 two waves of a third. head 0:
+// no such split. cost: the modelled time of both, in best_splits' units. The slice counts
+// are those split_tile_plan makes of them (slices of a multiple of 8 k).
 struct TailSplit {
   int64_t head = 0, splits = 1;  // tile columns with K whole; slices of the rest
   double cost = 0;
 };
 inline constexpr int64_t kMaxTailSplits = 8;
 
-inline TailSplit tail_split(int64_t rows, int64_t cols, int64_t slots, int64_t K) {
-  if (slots <= 0 || rows * cols <= slots) return {};
+inline TailSplit tail_split(int64_t M, int64_t N, int64_t slots, int64_t K) {
+  const int64_t rows = ceil_div64(M, kAsyncTile.bm), cols = ceil_div64(N, kAsyncTile.bn);
+  if (slots <= 0 || K <= 0 || rows * cols <= slots) return {};
   const int64_t head = (ceil_div64(rows * cols, slots) - 1) * slots / rows;
-  if (head < 1 || head >= cols) return {};
+  if (head < 1 || N - head * kAsyncTile.bn < kAsyncTile.bn) return {};
   const int64_t tiles = rows * (cols - head);
   // Whole waves of K, the head's (full but for rows not dividing slots) and the rest's.
   const double whole = double(K + kSplitBlockCost), plain = double(ceil_div64(rows * cols, slots)) * whole;
   TailSplit best{head, 1, double(ceil_div64(rows * head, slots) + ceil_div64(tiles, slots)) * whole};
-  for (int64_t s = 2; s <= std::min(kMaxTailSplits, K / 8); ++s) {
+  for (int64_t want = 2; want <= kMaxTailSplits; ++want) {
+    const int64_t k_slice = (ceil_div64(K, want) + 7) / 8 * 8, s = ceil_div64(K, k_slice);
     const double cost = double(ceil_div64(rows * head, slots)) * whole +
-                        double(ceil_div64(tiles * s, slots)) * double(ceil_div64(K, s) + kSplitBlockCost) +
-                        double(s + 1) * double(tiles) * 128.0 * 128.0 / kSplitReduceOutputs;
-    if (cost < best.cost) best.splits = s, best.cost = cost;
+                        double(ceil_div64(tiles * s, slots)) * double(k_slice + kSplitBlockCost) +
+                        double(s + 1) * double(tiles) * kAsyncTile.bm * kAsyncTile.bn / kSplitReduceOutputs;
+    if (s > 1 && cost < best.cost) best.splits = s, best.cost = cost;
   }
   return best.splits > 1 && best.cost < plain ? best : TailSplit{};
 }
@@ -230,7 +234,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (rows < best_rows) best = &t, best_rows = rows;
     }
     const int64_t rows = ceil_div64(M, best->bm), cols = ceil_div64(N, best->bn), slots = best->blocks_per_sm * sms;
-    const TailSplit tail = best == &kAsyncTile ? tail_split(rows, cols, slots, K) : TailSplit{};
+    const TailSplit tail = best == &kAsyncTile ? tail_split(M, N, slots, K) : TailSplit{};
     const int64_t splits = best_splits(rows * cols, slots, M, N, K, tail);
     if (best == &kSplitTiles[2] && (splits == 1 || !a_kmajor || M > kSplitTileMaxM))
       return {AutoKernel::kWarptile};

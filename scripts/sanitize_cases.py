@@ -37,7 +37,7 @@ CASES = [
     (2100, 300, 50, "col", "row", 0, 0, None),  # past 2048 rows,
     (1100, 1032, 301, "row", "col", 1, 1, None),  # 2 slices added in their cluster,
     (836, 832, 450, "col", "row", 0, 0, None),  # 3 slices in their cluster, both M-major,
-    (2176, 2048, 64, "row", "col", 0, 0, None),  # K whole past full waves, the rest on 8 slices,
+    (2176, 2048, 64, "row", "col", 0, 0, None),  # K whole past full waves, the rest on 4 slices,
     (200, 1030, 3001, "row", "row", 0, 0, None),  # warptile's 128 x 256 split (B's rows not float4),
     (16, 1, 1, "row", "row", 0, 0, None),  # K whole
 ]

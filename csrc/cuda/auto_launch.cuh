@@ -51,12 +51,26 @@ static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, 
 // The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
 inline constexpr int64_t kMaxClusterSplits = 8;
 
+// The pipelined tile's kernel for a layout may use as much shared memory as its largest
+// launch asks (cluster_smem_bytes): set to that and never lowered, so that a launch on one
+// thread cannot find the limit lowered by another's. True where the device allows it.
+template <bool A_KMAJOR, bool B_KMAJOR>
+bool set_async_smem_limit() {
+  using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
+  const bool ok = cudaFuncSetAttribute(async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>())) == cudaSuccess;
+  if (!ok) cudaGetLastError();
+  return ok;
+}
+
 // What the current device offers the pipelined tile, asked once per device: its SMs, how
 // many of the tile's blocks it runs at once (slots), and clusters[n], how many clusters of n
 // blocks (1 .. kMaxClusterSplits) with the partial product's shared memory
 // (cluster_smem_bytes) — 0 where its kernels, as the device runs them, cannot add their
-// slices in a cluster (async_tile_kernel with k_cluster): compiled for older than sm_90 (PTX
-// 9.0+ is needed: a build JIT-compiled on Hopper from older PTX has no clusters). Clusters
+// slices in a cluster (async_tile_kernel with k_cluster): compiled for older than sm_90
+// (cudaFuncAttributes::ptxVersion, the virtual architecture of the code the device runs, 90
+// or more: a build JIT-compiled on Hopper from compute_80 code has no clusters). Clusters
 // pack into a GPU's GPCs less tightly than single blocks: the H100 runs 264 of these blocks
 // at once, but 62 clusters of 4 and 30 of 8.
 struct AsyncTileFacts {
@@ -79,15 +93,14 @@ inline const AsyncTileFacts& async_tile_facts() {
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) f.sms = sms;
     using Cfg = AsyncTileFor<true, true>;
     const auto kernel = async_tile_kernel<Cfg, true, true, true>;
-    int per_sm = 0;
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::smem_bytes<true, true>()));
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::smem_bytes<true, true>()) ==
-        cudaSuccess)
-      f.slots = int64_t(per_sm) * f.sms;
     const size_t smem = Cfg::cluster_smem_bytes<true, true>();
+    const bool limit = set_async_smem_limit<true, true>();
+    int per_sm = 0;
+    if (limit && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads,
+                                                               Cfg::smem_bytes<true, true>()) == cudaSuccess)
+      f.slots = int64_t(per_sm) * f.sms;
     cudaFuncAttributes attributes{};
-    const bool ok = cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90 &&
-                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess;
+    const bool ok = limit && cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90;
     for (int64_t n = 1; ok && n <= kMaxClusterSplits; ++n) {
       cudaLaunchConfig_t config = {};
       config.gridDim = dim3(1, 1, unsigned(n));
@@ -139,9 +152,8 @@ inline AsyncTail async_tail(const GemmProblem& p, const AutoPlan& plan) {
   if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
       plan.splits != 1)
     return {};
-  const TailSplit split = tail_split(ceil_div64(p.M, kAsyncTile.bm), ceil_div64(p.N, kAsyncTile.bn),
-                                     async_tile_facts().slots, p.K);
-  if (split.head == 0 || p.N - split.head * kAsyncTile.bn < kAsyncTile.bn) return {};
+  const TailSplit split = tail_split(p.M, p.N, async_tile_facts().slots, p.K);
+  if (split.head == 0) return {};
   AsyncTail t;
   t.tail = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, p.K, split.splits);
   if (t.tail.splits < 2) return {};
@@ -212,11 +224,12 @@ inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws,
 }
 
 // A batch-1 problem on a tile kernel with Cfg's block tile, K in plan.splits slices of
-// plan.k_slice (blockIdx.z; SPLIT_K kernels).
+// plan.k_slice (blockIdx.z; SPLIT_K kernels); set_limit: raise the kernel's shared-memory
+// limit to smem first (false: the caller has).
 template <class Cfg>
 void launch_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream,
-                  void (*kernel)(GemmProblem), size_t smem) {
-  if (smem > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+                  void (*kernel)(GemmProblem), size_t smem, bool set_limit = true) {
+  if (set_limit && smem > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
                   static_cast<unsigned>(plan.splits));
   GemmProblem q = p;
@@ -255,16 +268,16 @@ template <bool A_KMAJOR, bool B_KMAJOR>
 void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
   const auto kernel = async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>;
+  set_async_smem_limit<A_KMAJOR, B_KMAJOR>();
   if (const AsyncTail t = async_tail(p, plan); t.head_cols > 0) {
     GemmProblem head = p;
     head.N = t.head_cols;
-    launch_split<Cfg>(head, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
+    launch_split<Cfg>(head, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>(), false);
     return launch_async_tile<A_KMAJOR, B_KMAJOR>(columns_from(p, t.head_cols), t.tail, ws, stream);
   }
   if (!cluster_reduce(p, plan))
-    return launch_split<Cfg>(p, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>());
+    return launch_split<Cfg>(p, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>(), false);
   const size_t smem = Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>();
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   GemmProblem q = p;
   q.k_split = plan.k_slice;
   q.k_cluster = plan.splits;
