@@ -121,6 +121,15 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
 
+// gemmtiles._C.async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) -> whether the pipelined
+// tile takes those operands (auto_plan.h).
+PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
+  long long M, N;
+  int a_kmajor, a_vec, b_kmajor, b_vec;
+  if (!PyArg_ParseTuple(args, "LLpppp", &M, &N, &a_kmajor, &a_vec, &b_kmajor, &b_vec)) return nullptr;
+  return PyBool_FromLong(gemmtiles::async_tile_ok(M, N, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0));
+}
+
 // gemmtiles._C.auto_bucket(x) -> the bucket key of a dimension in a tuned table.
 PyObject* py_auto_bucket(PyObject*, PyObject* args) {
   long long x;
@@ -294,6 +303,8 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+    {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
+     "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
     {"auto_table_file", py_auto_table_file, METH_VARARGS, "auto_table_file(gpu_name): the file name of its tuned table."},
     {"set_auto_table_dirs", py_set_auto_table_dirs, METH_VARARGS,

@@ -70,9 +70,9 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
-        # The pipelined tile takes at least one tile along M and N, and a row-major B whose
-        # rows are whole float4s (csrc/auto_plan.h's async_tile_ok).
-        if n is not None and m >= 128 and n >= 128 and (layout == "NT" or n % 4 == 0):
+        # The pipelined tile where it takes the operands (contiguous, so 16-byte aligned rows
+        # wherever the row length allows: a row-major B of n % 4 == 0 columns).
+        if n is not None and _C.async_tile_ok(m, n, True, True, layout == "NT", layout == "NT" or n % 4 == 0):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
     if m <= (SKINNY_NT_MAX_M if layout == "NT" else SKINNY_MAX_M):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
