@@ -103,12 +103,13 @@ inline constexpr double kSplitReduceOutputs = 81000.0;
 // (csrc/cuda/auto_launch.cuh): 80 tiles past 1024 x 5504's first wave on 3 slices take one
 // wave of a third of K, 160 past 2048 x 5504's two waves on 3 two waves of a third. head 0:
 // no such split. cost: the modelled time of both, in best_splits' units. The slice counts
-// are those split_tile_plan makes of them (slices of a multiple of 8 k).
+// are those split_tile_plan makes, as the launch runs them.
 struct TailSplit {
   int64_t head = 0, splits = 1;  // tile columns with K whole; slices of the rest
   double cost = 0;
 };
 inline constexpr int64_t kMaxTailSplits = 8;
+inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits);
 
 inline TailSplit tail_split(int64_t M, int64_t N, int64_t slots, int64_t K) {
   const int64_t rows = ceil_div64(M, kAsyncTile.bm), cols = ceil_div64(N, kAsyncTile.bn);
@@ -118,11 +119,12 @@ inline TailSplit tail_split(int64_t M, int64_t N, int64_t slots, int64_t K) {
   const int64_t tiles = rows * (cols - head);
   // Whole waves of K, the head's (full but for rows not dividing slots) and the rest's.
   const double whole = double(K + kSplitBlockCost), plain = double(ceil_div64(rows * cols, slots)) * whole;
-  TailSplit best{head, 1, double(ceil_div64(rows * head, slots) + ceil_div64(tiles, slots)) * whole};
+  const double head_cost = double(ceil_div64(rows * head, slots)) * whole;
+  TailSplit best{head, 1, head_cost + double(ceil_div64(tiles, slots)) * whole};
   for (int64_t want = 2; want <= kMaxTailSplits; ++want) {
-    const int64_t k_slice = (ceil_div64(K, want) + 7) / 8 * 8, s = ceil_div64(K, k_slice);
-    const double cost = double(ceil_div64(rows * head, slots)) * whole +
-                        double(ceil_div64(tiles * s, slots)) * double(k_slice + kSplitBlockCost) +
+    const AutoPlan rest = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, K, want);
+    const int64_t s = rest.splits;
+    const double cost = head_cost + double(ceil_div64(tiles * s, slots)) * double(rest.k_slice + kSplitBlockCost) +
                         double(s + 1) * double(tiles) * kAsyncTile.bm * kAsyncTile.bn / kSplitReduceOutputs;
     if (s > 1 && cost < best.cost) best.splits = s, best.cost = cost;
   }
@@ -193,7 +195,6 @@ struct AutoTable {
 // a_kmajor: A is row-major (unit column stride), as activations are.
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits = 0);
-inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits);
 
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
 // a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
