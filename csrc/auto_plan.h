@@ -201,7 +201,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true) {
-  if (K == 0 || batch > 65535) return {AutoKernel::kWarptile};
+  if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
   // (at most 65535); warptile's own launch takes more rows in several.
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&

@@ -51,6 +51,14 @@ def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
         assert nw == 128  # 32 x 128, 64 x 128, or the pipelined 128 x 128
 
 
+def test_plan_of_an_empty_product():
+    # The op returns before planning an empty output; the planner itself answers too (no
+    # division by the zero blocks of an empty output).
+    for m, n, k, batch in [(1, 0, 4096, 1), (0, 4096, 4096, 1), (4, 4096, 4096, 0), (200, 0, 64, 1), (1, 4096, 0, 1)]:
+        for b_kmajor in (False, True):
+            assert _C.auto_plan(m, n, k, batch, b_kmajor, True, H100_SMS)[0] == "warptile"
+
+
 def _plan(m, n, k, a_kmajor, a_vec, b_kmajor, b_vec):
     return _C.auto_plan(m, n, k, 1, b_kmajor, b_vec, H100_SMS, a_kmajor, None, a_vec)
 
@@ -216,6 +224,7 @@ def test_pipelined_tile_split_in_clusters(splits, m, n, lb):
         check_tier("auto", a, b)
         if torch.cuda.get_device_capability(device) == (9, 0) and sms == H100_SMS and _built_for_sm90():
             torch.cuda.synchronize()
+            torch.cuda.empty_cache()  # fresh segments: each allocation is then its own size
             torch.cuda.reset_peak_memory_stats(device)
             before = torch.cuda.memory_allocated(device)
             out = torch.ops.gemmtiles.auto(a, b)
