@@ -15,9 +15,9 @@
 // arithmetic on rows that do not exist.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 
 #include "../auto_plan.h"
 #include "configs.h"
@@ -51,17 +51,39 @@ static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, 
 // The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
 inline constexpr int64_t kMaxClusterSplits = 8;
 
+// ask(device) for the current device, asked once per device (the first call on it, whichever
+// thread) and kept: what the device offers a kernel does not change while the process runs.
+// A device that cannot be named (cudaGetDevice fails, or past 64 of them): a value-initialised
+// result.
+template <class Ask>
+const std::invoke_result_t<Ask, int>& once_per_device(Ask ask) {
+  using T = std::invoke_result_t<Ask, int>;
+  constexpr int kDevices = 64;
+  static T known[kDevices + 1]{};  // the last: a device that cannot be named
+  static std::once_flag asked[kDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
+    cudaGetLastError();
+    return known[kDevices];
+  }
+  std::call_once(asked[device], [&] { known[device] = ask(device); });
+  return known[device];
+}
+
 // The pipelined tile's kernel for a layout may use as much shared memory as its largest
 // launch asks (cluster_smem_bytes): set to that and never lowered, so that a launch on one
-// thread cannot find the limit lowered by another's. True where the device allows it.
+// thread cannot find the limit lowered by another's. Set once per device; true where the
+// device allows it.
 template <bool A_KMAJOR, bool B_KMAJOR>
 bool set_async_smem_limit() {
-  using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
-  const bool ok = cudaFuncSetAttribute(async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>())) == cudaSuccess;
-  if (!ok) cudaGetLastError();
-  return ok;
+  return once_per_device([](int) {
+    using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
+    const bool ok = cudaFuncSetAttribute(async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>())) == cudaSuccess;
+    if (!ok) cudaGetLastError();
+    return ok;
+  });
 }
 
 // What the current device offers the pipelined tile, asked once per device: its SMs, how
@@ -79,16 +101,8 @@ struct AsyncTileFacts {
 };
 
 inline const AsyncTileFacts& async_tile_facts() {
-  constexpr int kDevices = 64;
-  static AsyncTileFacts facts[kDevices + 1];  // the last: a device that cannot be asked
-  static std::once_flag asked[kDevices];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-    cudaGetLastError();
-    return facts[kDevices];
-  }
-  std::call_once(asked[device], [device] {
-    AsyncTileFacts& f = facts[device];
+  return once_per_device([](int device) {
+    AsyncTileFacts f;
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) f.sms = sms;
     using Cfg = AsyncTileFor<true, true>;
@@ -117,8 +131,8 @@ inline const AsyncTileFacts& async_tile_facts() {
       if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess) f.clusters[n] = clusters;
     }
     cudaGetLastError();
+    return f;
   });
-  return facts[device];
 }
 
 // Whether the plan runs on the pipelined tile with its slices of K added in their cluster:
@@ -183,22 +197,12 @@ inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
 // for the preceding kernel (PTX for sm_90 or newer): a build JIT-compiled on Hopper from
 // older PTX has none, and its reduction must not start early. Asked once per device.
 inline bool reduce_waits_for_the_splits() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices];  // 0: not asked yet, 1: no, 2: yes
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-    cudaGetLastError();
-    return false;
-  }
-  int state = known[device].load(std::memory_order_relaxed);
-  if (state == 0) {
+  return once_per_device([](int) {
     cudaFuncAttributes attributes{};
     const bool ok = cudaFuncGetAttributes(&attributes, split_k_reduce_kernel) == cudaSuccess;
     if (!ok) cudaGetLastError();
-    state = ok && attributes.ptxVersion >= 90 ? 2 : 1;
-    known[device].store(state, std::memory_order_relaxed);
-  }
-  return state == 2;
+    return ok && attributes.ptxVersion >= 90;
+  });
 }
 
 // The reduction is launched as a programmatic dependent of the splits' kernel where it waits
@@ -317,24 +321,15 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(Ge
 
 // Shared memory one block may opt in to on the current device, asked once per device.
 inline int64_t block_smem_optin() {
-  constexpr int kDevices = 64;
-  static std::atomic<int64_t> known[kDevices];  // 0: not asked yet
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-    cudaGetLastError();
-    return 48 * 1024;
-  }
-  int64_t bytes = known[device].load(std::memory_order_relaxed);
-  if (bytes == 0) {
+  const int64_t bytes = once_per_device([](int device) {
     int value = 0;
     if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
       cudaGetLastError();
       value = 48 * 1024;
     }
-    bytes = value;
-    known[device].store(bytes, std::memory_order_relaxed);
-  }
-  return bytes;
+    return int64_t(value);
+  });
+  return bytes > 0 ? bytes : 48 * 1024;  // 0: a device that cannot be named
 }
 
 // The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto_plan.h):
