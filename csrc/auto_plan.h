@@ -73,6 +73,10 @@ struct SplitTileShape {
 };
 inline constexpr SplitTileShape kSplitTiles[] = {{32, 128, 6, 0.8}, {64, 128, 3, 0.85}, {128, 256, 1, 1.0}};
 inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
+// Whether a plan runs on the pipelined 128 x 128 tile (auto_launch.cuh).
+inline constexpr bool pipelined_tile(const AutoPlan& plan) {
+  return plan.kernel == AutoKernel::kSplitTile && plan.mt == kAsyncTile.bm && plan.nw == kAsyncTile.bn;
+}
 
 // Whether the pipelined tile kernel takes the operands: it copies a K-major operand (A
 // row-major, B column-major) 4 bytes at a time, any leading dimension, and an M-major one

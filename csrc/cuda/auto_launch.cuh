@@ -51,6 +51,33 @@ static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, 
 // The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
 inline constexpr int64_t kMaxClusterSplits = 8;
 
+// cudaLaunchKernelEx's configuration with one attribute, which it holds (the configuration
+// points to it: neither copied nor moved): blocks in clusters of `cluster`, or (no cluster) a
+// programmatic dependent of the stream's preceding kernel.
+struct LaunchConfig {
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config{};
+  LaunchConfig(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const dim3* cluster) {
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    if (cluster) {
+      attribute.id = cudaLaunchAttributeClusterDimension;
+      attribute.val.clusterDim.x = cluster->x;
+      attribute.val.clusterDim.y = cluster->y;
+      attribute.val.clusterDim.z = cluster->z;
+    } else {
+      attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attribute.val.programmaticStreamSerializationAllowed = 1;
+    }
+  }
+  LaunchConfig(const LaunchConfig&) = delete;
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+};
+
 // ask(device) for the current device, asked once per device (the first call on it, whichever
 // thread) and kept: what the device offers a kernel does not change while the process runs.
 // A device that cannot be named (cudaGetDevice fails, or past 64 of them): a value-initialised
@@ -116,19 +143,10 @@ inline const AsyncTileFacts& async_tile_facts() {
     cudaFuncAttributes attributes{};
     const bool ok = limit && cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90;
     for (int64_t n = 1; ok && n <= kMaxClusterSplits; ++n) {
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(1, 1, unsigned(n));
-      config.blockDim = Cfg::block();
-      config.dynamicSmemBytes = smem;
-      cudaLaunchAttribute attribute[1];
-      attribute[0].id = cudaLaunchAttributeClusterDimension;
-      attribute[0].val.clusterDim.x = 1;
-      attribute[0].val.clusterDim.y = 1;
-      attribute[0].val.clusterDim.z = unsigned(n);
-      config.attrs = attribute;
-      config.numAttrs = 1;
+      const dim3 cluster(1, 1, unsigned(n));
+      const LaunchConfig launch(cluster, Cfg::block(), smem, nullptr, &cluster);
       int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess) f.clusters[n] = clusters;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) == cudaSuccess) f.clusters[n] = clusters;
     }
     cudaGetLastError();
     return f;
@@ -142,9 +160,7 @@ inline const AsyncTileFacts& async_tile_facts() {
 // 121); with no more blocks than SMs, a block alone on its SM runs almost as fast as two
 // sharing one, which clusters pack (128 x 4096 x 4096 NN on 4 slices: 200 against 119).
 inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
-  if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
-      plan.splits < 2 || plan.splits > kMaxClusterSplits)
-    return false;
+  if (!pipelined_tile(plan) || plan.splits < 2 || plan.splits > kMaxClusterSplits) return false;
   const AsyncTileFacts& f = async_tile_facts();
   const int64_t tiles = ceil_div64(p.M, kAsyncTile.bm) * ceil_div64(p.N, kAsyncTile.bn);
   const int64_t clusters = f.clusters[plan.splits], blocks = f.clusters[1];
@@ -163,9 +179,7 @@ struct AsyncTail {
 };
 
 inline AsyncTail async_tail(const GemmProblem& p, const AutoPlan& plan) {
-  if (plan.kernel != AutoKernel::kSplitTile || plan.mt != kAsyncTile.bm || plan.nw != kAsyncTile.bn ||
-      plan.splits != 1)
-    return {};
+  if (!pipelined_tile(plan) || plan.splits != 1) return {};
   const TailSplit split = tail_split(p.M, p.N, async_tile_facts().slots, p.K);
   if (split.head == 0) return {};
   AsyncTail t;
@@ -215,16 +229,8 @@ inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws,
     split_k_reduce_kernel<<<grid, 256, 0, stream>>>(p, splits, ws);
     return;
   }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = dim3(256);
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  cudaLaunchKernelEx(&config, split_k_reduce_kernel, p, splits, ws);
+  const LaunchConfig launch(grid, dim3(256), 0, stream, nullptr);
+  cudaLaunchKernelEx(&launch.config, split_k_reduce_kernel, p, splits, ws);
 }
 
 // A batch-1 problem on a tile kernel with Cfg's block tile, K in plan.splits slices of
@@ -281,7 +287,6 @@ void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   }
   if (!cluster_reduce(p, plan))
     return launch_split<Cfg>(p, plan, ws, stream, kernel, Cfg::template smem_bytes<A_KMAJOR, B_KMAJOR>(), false);
-  const size_t smem = Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>();
   GemmProblem q = p;
   q.k_split = plan.k_slice;
   q.k_cluster = plan.splits;
@@ -290,20 +295,11 @@ void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   q.b_bs = plan.k_slice * p.b_rs;
   q.c_bs = 0;  // every slice's block sees the product's c and out
   q.out_bs = 0;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
-                        static_cast<unsigned>(plan.splits));
-  config.blockDim = Cfg::block();
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = 1;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = static_cast<unsigned>(plan.splits);
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  cudaLaunchKernelEx(&config, kernel, q);
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, Cfg::BN)), static_cast<unsigned>(ceil_div64(p.M, Cfg::BM)),
+                  static_cast<unsigned>(plan.splits));
+  const dim3 cluster(1, 1, static_cast<unsigned>(plan.splits));
+  const LaunchConfig launch(grid, Cfg::block(), Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>(), stream, &cluster);
+  cudaLaunchKernelEx(&launch.config, kernel, q);
 }
 
 template <class Cfg>
@@ -395,7 +391,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
       } else if (plan.mt == 64) {
         b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
                  : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
-      } else if (plan.nw == kAsyncTile.bn) {
+      } else if (pipelined_tile(plan)) {
         if (p.a_cs == 1) {
           b_kmajor ? launch_async_tile<true, true>(p, plan, ws, stream)
                    : launch_async_tile<true, false>(p, plan, ws, stream);
