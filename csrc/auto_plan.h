@@ -100,6 +100,14 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline constexpr int64_t kSplitBlockCost = 64;
 inline constexpr double kSplitReduceOutputs = 81000.0;
 
+// The model's time of `tiles` output tiles of `outputs` outputs in all, each in `s` slices of
+// `depth` k, on `slots` resident blocks: whole waves of blocks, and for s > 1 the reduction.
+inline double split_cost(int64_t tiles, int64_t slots, int64_t s, int64_t depth, double outputs) {
+  double cost = double(ceil_div64(tiles * s, slots)) * double(depth + kSplitBlockCost);
+  if (s > 1) cost += double(s + 1) * outputs / kSplitReduceOutputs;
+  return cost;
+}
+
 // The pipelined tile with K whole on an M x N output of more tiles than fill whole waves of
 // `slots` blocks: the tile columns that fill the full waves run with K whole, the rest (at
 // most a wave's worth, at least one whole tile wide) with K in `splits` slices, the count of
@@ -122,14 +130,14 @@ inline TailSplit tail_split(int64_t M, int64_t N, int64_t slots, int64_t K) {
   if (head < 1 || N - head * kAsyncTile.bn < kAsyncTile.bn) return {};
   const int64_t tiles = rows * (cols - head);
   // Whole waves of K, the head's (full but for rows not dividing slots) and the rest's.
-  const double whole = double(K + kSplitBlockCost), plain = double(ceil_div64(rows * cols, slots)) * whole;
-  const double head_cost = double(ceil_div64(rows * head, slots)) * whole;
-  TailSplit best{head, 1, head_cost + double(ceil_div64(tiles, slots)) * whole};
+  const double plain = split_cost(rows * cols, slots, 1, K, 0);
+  const double head_cost = split_cost(rows * head, slots, 1, K, 0);
+  const double rest_outputs = double(tiles) * kAsyncTile.bm * kAsyncTile.bn;
+  TailSplit best{head, 1, head_cost + split_cost(tiles, slots, 1, K, 0)};
   for (int64_t want = 2; want <= kMaxTailSplits; ++want) {
     const AutoPlan rest = split_tile_plan(kAsyncTile.bm, kAsyncTile.bn, K, want);
     const int64_t s = rest.splits;
-    const double cost = head_cost + double(ceil_div64(tiles * s, slots)) * double(rest.k_slice + kSplitBlockCost) +
-                        double(s + 1) * double(tiles) * kAsyncTile.bm * kAsyncTile.bn / kSplitReduceOutputs;
+    const double cost = head_cost + split_cost(tiles, slots, s, rest.k_slice, rest_outputs);
     if (s > 1 && cost < best.cost) best.splits = s, best.cost = cost;
   }
   return best.splits > 1 && best.cost < plain ? best : TailSplit{};
@@ -144,9 +152,8 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
   int64_t best = 1;
   double best_cost = 0;
   for (int64_t s = 1; s <= max_splits; ++s) {
-    double cost = double(ceil_div64(tiles * s, slots)) * double(ceil_div64(K, s) + kSplitBlockCost);
-    if (s > 1) cost += double(s + 1) * double(M) * double(N) / kSplitReduceOutputs;
-    if (s == 1 && tail.head > 0) cost = tail.cost;
+    const double cost = s == 1 && tail.head > 0 ? tail.cost
+                                                : split_cost(tiles, slots, s, ceil_div64(K, s), double(M) * double(N));
     if (s == 1 || cost < best_cost) best = s, best_cost = cost;
   }
   return best;
