@@ -24,7 +24,8 @@ inline const char* auto_kernel_name(AutoKernel k) {
 struct AutoPlan {
   AutoKernel kernel;
   int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16);
-                       // split_tile: rows of the block tile (32, 64 or 128)
+                       // split_tile: rows of the block tile (32, 64 or 128; 64 rows: the
+                       // pipelined kernel where it takes the operands, auto_launch.cuh)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
                        // per lane (nmajor);
                        // split_tile: columns of the block tile (128 or 256; 128 rows
@@ -73,6 +74,9 @@ struct SplitTileShape {
 };
 inline constexpr SplitTileShape kSplitTiles[] = {{32, 128, 6, 0.8}, {64, 128, 3, 0.85}, {128, 256, 1, 1.0}};
 inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
+// The 64-row split tile runs on the pipelined kernel too where it takes the operands
+// (auto_launch.cuh), else on warptile's (kSplitTiles[1]).
+inline constexpr SplitTileShape kAsyncTile64 = {64, 128, 3, 0.85};
 // Whether a plan runs on the pipelined 128 x 128 tile (auto_launch.cuh).
 inline constexpr bool pipelined_tile(const AutoPlan& plan) {
   return plan.kernel == AutoKernel::kSplitTile && plan.mt == kAsyncTile.bm && plan.nw == kAsyncTile.bn;
@@ -83,9 +87,9 @@ inline constexpr bool pipelined_tile(const AutoPlan& plan) {
 // 16 bytes at a time, which needs its lines 16-byte aligned (a_vec, b_vec) and M or N a
 // multiple of 4, so that its last tile, moved back to end at the matrix's edge (so that it
 // copies no row or column outside it: M, N at least one tile), starts 16-byte aligned too.
-inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec) {
-  return M >= kAsyncTile.bm && N >= kAsyncTile.bn && (a_kmajor || (a_vec && M % 4 == 0)) &&
-         (b_kmajor || (b_vec && N % 4 == 0));
+inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec,
+                                    const SplitTileShape& tile = kAsyncTile) {
+  return M >= tile.bm && N >= tile.bn && (a_kmajor || (a_vec && M % 4 == 0)) && (b_kmajor || (b_vec && N % 4 == 0));
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -162,8 +166,8 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
 //   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile> <tile rows> <splits>
-// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (128:
-// warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
+// (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (64: the
+// pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
 // operands allow it, else warptile's 128 x 256), else 0; splits 1-64.
 // An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
 // bucket; anything else, and any bucket the table lacks, takes the heuristic.

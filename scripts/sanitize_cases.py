@@ -30,7 +30,9 @@ CASES = [
     (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
     (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
-    (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows,
+    (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows on warptile's kernel (B off 16 bytes),
+    (190, 1000, 517, "row", "col", 1, 1, None),  # the 64-row tile on the pipelined kernel, last tile moved back,
+    (64, 1032, 2001, "row", "row", 0, 0, None),  # its B M-major, split,
     (200, 1030, 3001, "row", "col", 2, 0, None),  # the pipelined 128 x 128 (A and B K-major),
     (500, 300, 77, "col", "row", 0, 0, None),  # both M-major, K ending mid-slice,
     (260, 1030, 3001, "col", "col", 0, 0, None),  # A M-major, B K-major, split,

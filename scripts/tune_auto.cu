@@ -116,7 +116,7 @@ void run_shape(cublasHandle_t handle, int64_t M, int64_t N, int64_t K, bool b_km
   if (M <= skinny_max_m(b_kmajor))
     try_plan("skinny", c, skinny_plan(M, N, K, 1, b_kmajor, true, 132), r);
   try_tiles("32x128", 32, 128, c, r);
-  try_tiles("64x128", 64, 128, c, r);
+  try_tiles("64x128", 64, 128, c, r);  // the pipelined kernel where it takes the operands
   try_tiles("128x256", 128, 256, c, r);
   // The pipelined tile, where it takes the operands (A row-major here; B row-major: N % 4).
   if (async_tile_ok(M, N, true, true, b_kmajor, true)) try_tiles("128x128", 128, 128, c, r);

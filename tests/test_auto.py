@@ -137,7 +137,7 @@ CUDA_SHAPES = [
     (13, 1000, 2049, "col"), (16, 3000, 255, "row"), (17, 77, 5000, "col"), (32, 4097, 257, "row"),
     (31, 9000, 64, "row"), (50, 515, 2003, "row"), (33, 4097, 257, "col"), (16, 1, 1, "row"),
     (130, 700, 701, "col"), (200, 1030, 3001, "row"), (300, 517, 4000, "col"),
-    (2000, 3000, 3001, "row"),
+    (2000, 3000, 3001, "row"), (64, 1032, 2001, "row"),  # 64 rows, B's rows not float4: warptile's kernel
     # rows of A and B not 16-byte aligned, output large enough for auto to realign them first
     (1029, 1031, 1027, "row"), (1100, 1030, 515, "col"),
 ]
@@ -150,6 +150,24 @@ def test_skinny_paths(m, n, k, layout):
     b = operand(k, n, "cuda", layout, pad=1)
     c = torch.randn(n, device="cuda")
     check_tier("auto", a, b, c, 0.5, -2.0)
+    check_tier("auto", a, b)
+
+
+# The 64-row split tile on the pipelined kernel (row-major A; B K-major, or M-major with its
+# rows 16-byte aligned): split and whole, K ending mid-slice and below the three stages, the
+# last tile moved back along M (190 rows) or N (129 columns).
+ASYNC64_SHAPES = [(64, 1030, 3001, "col"), (190, 1000, 517, "row"), (190, 1000, 517, "col"), (64, 300, 37, "row"),
+                  (64, 1032, 2001, "row"), (64, 129, 300, "col"), (64, 300, 5, "row")]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,layout", ASYNC64_SHAPES, ids=str)
+def test_pipelined_64_row_tile(m, n, k, layout):
+    assert _C.auto_plan(m, n, k, 1, layout == "col", True, H100_SMS)[:3] == ("split_tile", 64, 128)
+    a = operand(m, k, "cuda", pad=3, offset=1)
+    b = operand(k, n, "cuda", layout)
+    check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
+    check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
     check_tier("auto", a, b)
 
 

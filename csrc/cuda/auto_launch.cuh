@@ -1,8 +1,9 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
 // kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), warptile's kernel on
-// 32- and 64-row tiles split along K for up to a few thousand rows, and for more the pipelined
-// 128 x 128 tile (11_async_tile.cuh) or, for operands it does not take, warptile's 128 x 256,
-// K split where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
+// 32-row tiles and the pipelined kernel (11_async_tile.cuh) on 64-row ones (warptile's where
+// it does not take the operands) split along K for up to a few thousand rows, and for more the
+// pipelined 128 x 128 tile or, for operands it does not take, warptile's 128 x 256, K split
+// where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
 // times exactly what auto.cu runs; the caller provides the workspace (auto_workspace floats)
 // and checks the launches.
 //
@@ -46,6 +47,17 @@ template <bool A_KMAJOR, bool B_KMAJOR>
 using AsyncTileFor = AsyncTileConfig<Shape<128, 128, A_KMAJOR == B_KMAJOR ? 16 : 8>, Shape<64, 64>, Shape<16, 8>,
                                      /*STAGES=*/A_KMAJOR && !B_KMAJOR ? 4 : 3, /*MIN_BLOCKS=*/2>;
 using AsyncTile = AsyncTileFor<true, true>;
+// The pipelined kernel on the 64-row split tile (kAsyncTile64), row-major A: 64 x 128, four
+// warps of 32 x 64 with 8 x 8 outputs per thread (warptile's 64-row tile's 64 accumulators),
+// three blocks per SM, 16-deep slices three stages deep for B either way. H100, one run, us, at
+// the best split of each (warptile's 64-row tile in brackets): 64 x 4096 x 4096 NN 62.3 (63.9),
+// NT 66.6 (67.9); N = 11008, K = 4096: NN 145.1 (153.4), NT 156.7 (170.9); N = 4096, K = 11008:
+// NN 145.1 (147.4), NT 151.6 (155.3). 8-deep slices four stages deep, as the 128-row tile's NN,
+// and 8-deep three stages deep with four blocks per SM: 1-7% slower.
+template <bool B_KMAJOR>
+using AsyncTile64For = AsyncTileConfig<Shape<64, 128, 16>, Shape<32, 64>, Shape<8, 8>, /*STAGES=*/3, /*MIN_BLOCKS=*/3>;
+static_assert(AsyncTile64For<true>::BM == kAsyncTile64.bm && AsyncTile64For<true>::BN == kAsyncTile64.bn,
+              "auto_plan models this tile");
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
 // The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
@@ -265,6 +277,14 @@ void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   launch_split<Cfg>(p, plan, ws, stream, warptile_kernel<Cfg, true, B_KMAJOR, true>, Cfg::kSmemBytes);
 }
 
+// The pipelined kernel on the 64-row split tile, row-major A; K split through the workspace.
+template <bool B_KMAJOR>
+void launch_async_tile64(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  using Cfg = AsyncTile64For<B_KMAJOR>;
+  launch_split<Cfg>(p, plan, ws, stream, async_tile_kernel<Cfg, true, B_KMAJOR, true>,
+                    Cfg::template smem_bytes<true, B_KMAJOR>());
+}
+
 // The pipelined tile, any layout (async_tile_ok); K split, the slices of a tile added in
 // their cluster where the device allows it (cluster_reduce), else through the workspace.
 // H100, one run, us, through the workspace (the reduction pass's share in brackets):
@@ -389,8 +409,14 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
         b_kmajor ? launch_split_tile<SplitTile32, true>(p, plan, ws, stream)
                  : launch_split_tile<SplitTile32, false>(p, plan, ws, stream);
       } else if (plan.mt == 64) {
-        b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
-                 : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
+        // Row-major A (the 64-row tile's); B's lines as float4 where it is M-major.
+        const bool b_vec = b_kmajor || (operand_vec_ok(p.b, p.b_rs) && p.b_bs % 4 == 0);
+        if (p.a_cs == 1 && async_tile_ok(p.M, p.N, true, true, b_kmajor, b_vec, kAsyncTile64)) {
+          b_kmajor ? launch_async_tile64<true>(p, plan, ws, stream) : launch_async_tile64<false>(p, plan, ws, stream);
+        } else {
+          b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
+                   : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
+        }
       } else if (pipelined_tile(plan)) {
         if (p.a_cs == 1) {
           b_kmajor ? launch_async_tile<true, true>(p, plan, ws, stream)
