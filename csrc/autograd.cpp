@@ -2,7 +2,12 @@
 // tiers, so an eager call runs no Python. The gradients are products computed by the same
 // tier:
 //   grad_a = alpha * grad @ b^T     grad_b = alpha * a^T @ grad     grad_c = beta * grad
-// each summed over the dimensions that a, b or c were broadcast along.
+// each summed over the dimensions that a, b or c were broadcast along. A gradient of a 2-D
+// operand that lies column-major (nn.Linear's W^T) comes column-major too, computed as the
+// transposed product (grad_b = alpha * (grad^T @ a)^T), as torch's own mm backward does: the
+// gradient then reaches the leaf (the weight) in its own layout, where a row-major one would
+// be copied by autograd's accumulation into the weight's layout (a transposing copy of every
+// weight gradient in a training step).
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
@@ -22,6 +27,12 @@ at::Tensor call_tier(const std::string& name, const at::Tensor& a, const at::Ten
   return dispatcher.findSchemaOrThrow(name.c_str(), "")
       .typed<OpSignature>()
       .call(a, b, std::nullopt, alpha, 0.0);
+}
+
+// A 2-D operand that lies column-major and not also row-major (torch's test in its mm
+// backward: a column stride of 1, a row stride of the row count).
+bool column_major(const at::Tensor& x) {
+  return x.dim() == 2 && x.sym_stride(0) == 1 && x.sym_stride(1) == x.sym_size(0) && !x.is_contiguous();
 }
 
 // Sums `g` down to `sizes` where the forward broadcast an operand along a dimension.
@@ -47,6 +58,8 @@ class TierFunction : public torch::autograd::Function<TierFunction> {
     ctx->saved_data["a_sizes"] = a.sym_sizes();
     ctx->saved_data["b_sizes"] = b.sym_sizes();
     if (has_c) ctx->saved_data["c_sizes"] = c->sym_sizes();
+    ctx->saved_data["a_column_major"] = column_major(a);
+    ctx->saved_data["b_column_major"] = column_major(b);
     // Only what backward reads: a for grad_b, b for grad_a.
     ctx->save_for_backward({b.requires_grad() ? a : at::Tensor(),
                             a.requires_grad() ? b : at::Tensor()});
@@ -65,15 +78,22 @@ class TierFunction : public torch::autograd::Function<TierFunction> {
     // One gradient per forward argument: (op, a, b, c, alpha, beta).
     variable_list out(6);
     if (ctx->needs_input_grad(0)) {
-      out[1] = reduce_to(call_tier(name, grad, b.mT(), alpha), a_sizes);
+      if (ctx->saved_data["a_column_major"].toBool() && b.dim() == 2) {
+        out[1] = call_tier(name, b, grad.mT(), alpha).mT();  // a, b and grad all 2-D
+      } else {
+        out[1] = reduce_to(call_tier(name, grad, b.mT(), alpha), a_sizes);
+      }
     }
     if (ctx->needs_input_grad(1)) {
+      const bool b_column_major = ctx->saved_data["b_column_major"].toBool();
       if (b_sizes.size() == 2 && a.dim() == 3) {
         // b shared by the batch: one product over the flattened batch instead of a batch
         // of products and a reduction.
         const c10::SymInt k = a.sym_size(-1), n = grad.sym_size(-1);
-        out[2] = call_tier(name, a.reshape_symint({-1, k}).mT(),
-                           grad.reshape_symint({-1, n}), alpha);
+        const at::Tensor a2 = a.reshape_symint({-1, k}), g2 = grad.reshape_symint({-1, n});
+        out[2] = b_column_major ? call_tier(name, g2.mT(), a2, alpha).mT() : call_tier(name, a2.mT(), g2, alpha);
+      } else if (b_column_major && a.dim() == 2) {
+        out[2] = call_tier(name, grad.mT(), a, alpha).mT();
       } else {
         out[2] = reduce_to(call_tier(name, a.mT(), grad, alpha), b_sizes);
       }

@@ -45,7 +45,7 @@ class Shape:
     m: int
     n: int
     k: int
-    # NN; NT: nn.Linear's x @ W^T (B column-major); TN: its weight gradient x^T @ grad (A
+    # NN; NT: nn.Linear's x @ W^T (B column-major); TN: its weight gradient grad^T @ x (A
     # column-major)
     layout: str = "NN"
     group: str = "custom"
@@ -102,14 +102,14 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
 def model_shapes() -> list[Shape]:
     """Every product of the model's Linear layers, scenario by scenario: the forward
     x @ W^T (NT) of batch x tokens rows, and in training also grad_x = grad @ W (NN) and
-    grad_W^T = x^T @ grad (TN)."""
+    grad_W = grad^T @ x (TN: the weight's gradient in the weight's layout, out x in)."""
     shapes = []
     for scenario, (batch, tokens, training) in MODEL_SCENARIOS.items():
         group, t = "model-" + scenario, batch * tokens
         for k, n in MODEL_LINEARS:
             shapes.append(Shape(t, n, k, "NT", group=group))
             if training:
-                shapes += [Shape(t, k, n, "NN", group=group), Shape(k, n, t, "TN", group=group)]
+                shapes += [Shape(t, k, n, "NN", group=group), Shape(n, k, t, "TN", group=group)]
     return shapes
 
 

@@ -167,3 +167,56 @@ def test_frozen_input_linear_compiled(tier, device):
     model(x).sum().backward()
     for g, p in zip(grads, model.parameters()):
         torch.testing.assert_close(g, p.grad, rtol=1e-5, atol=1e-5)
+
+
+def _column_major(rows, cols, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(cols, rows, generator=g).to(device).t()
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
+@pytest.mark.parametrize("a_3d", [False, True], ids=["a-2d", "a-3d"])
+def test_gradients_keep_the_operands_layout(tier, device, a_3d):
+    """A column-major operand (nn.Linear's W^T) gets a column-major gradient, as torch's mm
+    backward gives: autograd then hands the weight its gradient without a transposing copy."""
+    a = (torch.randn(2, 5, 7, device=device) if a_3d else _column_major(5, 7, device, 1)).requires_grad_()
+    b = _column_major(7, 3, device, 2).requires_grad_()  # non-leaf views: their grads are ours
+    assert b.mT.is_contiguous() and not b.is_contiguous()
+    out = gemmtiles.sgemm(a, b, variant=tier, alpha=0.5)
+    g = torch.randn_like(out)
+    ga, gb = torch.autograd.grad(out, (a, b), g)
+    assert gb.stride() == b.stride()
+    assert ga.stride() == a.stride()
+    precision = BY_NAME[tier].precision
+    assert_gemm_close(ga, *_as_product(0.5 * g, b.detach().mT, tuple(a.shape)), precision=precision)
+    assert_gemm_close(gb, *_as_product(a.detach().mT, 0.5 * g, tuple(b.shape)), precision=precision)
+
+
+@pytest.mark.parametrize("tier,device", COMPILED)
+def test_gradients_keep_the_operands_layout_compiled(tier, device):
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def ours(a, b):
+        return gemmtiles.sgemm(a, b, variant=tier, alpha=0.5)
+
+    a = _column_major(5, 7, device, 1).requires_grad_()
+    b = _column_major(7, 3, device, 2).requires_grad_()
+    out = ours(a, b)
+    g = torch.randn_like(out)
+    ga, gb = torch.autograd.grad(out, (a, b), g)
+    assert gb.stride() == b.stride() and ga.stride() == a.stride()
+    torch.testing.assert_close(ga, 0.5 * g @ b.detach().mT, **tolerance(tier, 1e-5, 1e-5))
+    torch.testing.assert_close(gb, a.detach().mT @ (0.5 * g), **tolerance(tier, 1e-5, 1e-5))
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
+def test_linear_weight_gradient_needs_no_copy(tier, device):
+    """The weight's gradient comes in the weight's own layout, so autograd's accumulation
+    takes it as it is (one in another layout is copied into the weight's)."""
+    lin = Linear(7, 3, variant=tier, device=device)
+    x = torch.randn(2, 5, 7, device=device)
+    contiguous = []
+    lin.weight.register_hook(lambda grad: contiguous.append(grad.is_contiguous()))
+    lin(x).sum().backward()
+    assert contiguous == [True]
