@@ -117,10 +117,10 @@ def test_bench_model_set_is_the_models_linears():
     assert {s.m for s in shapes if s.layout == "NT"} == {2048, 1024, 1, 8}
     train = [s for s in shapes if s.group == "model-train-4x512"]
     assert len(train) == 12 and {s.group for s in shapes} == {"model-" + k for k in bench.MODEL_SCENARIOS}
-    # each Linear (in, out) of a training step: forward, grad_x and grad_W^T
+    # each Linear (in, out) of a training step: forward, grad_x and grad_W (out x in)
     for fwd in (s for s in train if s.layout == "NT"):
         assert bench.Shape(fwd.m, fwd.k, fwd.n, "NN", group=fwd.group) in train
-        assert bench.Shape(fwd.k, fwd.n, fwd.m, "TN", group=fwd.group) in train
+        assert bench.Shape(fwd.n, fwd.k, fwd.m, "TN", group=fwd.group) in train
 
 
 def test_bench_runs_a_small_shape(tmp_path, capsys):
