@@ -35,6 +35,13 @@ bool column_major(const at::Tensor& x) {
   return x.dim() == 2 && x.sym_stride(0) == 1 && x.sym_stride(1) == x.sym_size(0) && !x.is_contiguous();
 }
 
+// x @ y through the tier; transposed: computed as (y^T @ x^T)^T, so that it comes
+// column-major (the layout of the operand whose gradient it is).
+at::Tensor product(const std::string& name, const at::Tensor& x, const at::Tensor& y, double alpha,
+                   bool transposed) {
+  return transposed ? call_tier(name, y.mT(), x.mT(), alpha).mT() : call_tier(name, x, y, alpha);
+}
+
 // Sums `g` down to `sizes` where the forward broadcast an operand along a dimension.
 at::Tensor reduce_to(const at::Tensor& g, c10::SymIntArrayRef sizes) {
   return g.sym_sizes().equals(sizes) ? g : g.sum_to_size_symint(sizes);
@@ -77,12 +84,11 @@ class TierFunction : public torch::autograd::Function<TierFunction> {
     const at::Tensor &a = saved[0], &b = saved[1];
     // One gradient per forward argument: (op, a, b, c, alpha, beta).
     variable_list out(6);
+    // A column-major operand's gradient comes column-major where it is one 2-D product
+    // (a column-major operand is 2-D; with the other 2-D too, so is grad).
     if (ctx->needs_input_grad(0)) {
-      if (ctx->saved_data["a_column_major"].toBool() && b.dim() == 2) {
-        out[1] = call_tier(name, b, grad.mT(), alpha).mT();  // a, b and grad all 2-D
-      } else {
-        out[1] = reduce_to(call_tier(name, grad, b.mT(), alpha), a_sizes);
-      }
+      const bool transposed = ctx->saved_data["a_column_major"].toBool() && b.dim() == 2;
+      out[1] = reduce_to(product(name, grad, b.mT(), alpha, transposed), a_sizes);
     }
     if (ctx->needs_input_grad(1)) {
       const bool b_column_major = ctx->saved_data["b_column_major"].toBool();
@@ -90,12 +96,10 @@ class TierFunction : public torch::autograd::Function<TierFunction> {
         // b shared by the batch: one product over the flattened batch instead of a batch
         // of products and a reduction.
         const c10::SymInt k = a.sym_size(-1), n = grad.sym_size(-1);
-        const at::Tensor a2 = a.reshape_symint({-1, k}), g2 = grad.reshape_symint({-1, n});
-        out[2] = b_column_major ? call_tier(name, g2.mT(), a2, alpha).mT() : call_tier(name, a2.mT(), g2, alpha);
-      } else if (b_column_major && a.dim() == 2) {
-        out[2] = call_tier(name, grad.mT(), a, alpha).mT();
+        out[2] = product(name, a.reshape_symint({-1, k}).mT(), grad.reshape_symint({-1, n}), alpha,
+                         b_column_major);
       } else {
-        out[2] = reduce_to(call_tier(name, a.mT(), grad, alpha), b_sizes);
+        out[2] = reduce_to(product(name, a.mT(), grad, alpha, b_column_major && a.dim() == 2), b_sizes);
       }
     }
     if (ctx->saved_data["has_c"].toBool() && ctx->needs_input_grad(2)) {
