@@ -113,6 +113,39 @@ def model_shapes() -> list[Shape]:
     return shapes
 
 
+def model_pair() -> dict:
+    """The benchmark model (MODEL_CONFIG, random init, seed 0, fp32 on CUDA) on stock torch,
+    and a copy with every Linear replaced by gemmtiles': {"torch": ..., "gemmtiles": ...}.
+    Needs `transformers`."""
+    import copy
+
+    import transformers
+
+    from .nn import replace_linear
+
+    torch.manual_seed(0)
+    stock = transformers.LlamaForCausalLM(transformers.LlamaConfig(**MODEL_CONFIG)).cuda().float()
+    return {"torch": stock, "gemmtiles": replace_linear(copy.deepcopy(stock))}
+
+
+def model_step(model, scenario: str) -> Callable[[], None]:
+    """One step of a MODEL_SCENARIOS scenario on `model`: a training step (forward, loss,
+    backward) or a forward without gradients, on fixed random token ids."""
+    batch, tokens, train = MODEL_SCENARIOS[scenario]
+    ids = torch.randint(0, MODEL_CONFIG["vocab_size"], (batch, tokens), device="cuda",
+                        generator=torch.Generator("cuda").manual_seed(1))
+    model.train(train)
+    if train:
+        def step():
+            model.zero_grad(set_to_none=True)
+            model(input_ids=ids, labels=ids).loss.backward()
+    else:
+        def step():
+            with torch.no_grad():
+                model(input_ids=ids, use_cache=False)
+    return step
+
+
 def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float]:
     """Peak of the pipe a tier's precision runs on, at 1.98 GHz on Hopper: fp32, the FMA
     pipe (SMs x 128 lanes x 2 flops; H100 SXM: 66.9 TFLOP/s); tf32, the tensor cores' dense

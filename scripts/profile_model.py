@@ -10,7 +10,6 @@ slower product can be told from a slower rest of the model."""
 
 from __future__ import annotations
 
-import copy
 import re
 import sys
 import time
@@ -19,8 +18,7 @@ from collections import defaultdict
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from gemmtiles.bench import MODEL_CONFIG, MODEL_SCENARIOS
-from gemmtiles.nn import replace_linear
+from gemmtiles.bench import MODEL_SCENARIOS, model_pair, model_step
 
 STEPS = 3
 PRODUCT_OPS = re.compile(r"^(gemmtiles::|aten::(mm|addmm|bmm|baddbmm)$)")
@@ -34,27 +32,8 @@ def kernel_group(name: str) -> str:
     return "other"
 
 
-def step_fn(model, scenario):
-    batch, tokens, train = MODEL_SCENARIOS[scenario]
-    ids = torch.randint(0, MODEL_CONFIG["vocab_size"], (batch, tokens), device="cuda",
-                        generator=torch.Generator("cuda").manual_seed(1))
-    if train:
-        model.train()
-
-        def step():
-            model.zero_grad(set_to_none=True)
-            model(input_ids=ids, labels=ids).loss.backward()
-    else:
-        model.eval()
-
-        def step():
-            with torch.no_grad():
-                model(input_ids=ids, use_cache=False)
-    return step
-
-
 def report(scenario: str, impl: str, model) -> None:
-    step = step_fn(model, scenario)
+    step = model_step(model, scenario)
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -91,11 +70,7 @@ def report(scenario: str, impl: str, model) -> None:
 
 def main(argv: list[str]) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
-    import transformers
-
-    torch.manual_seed(0)
-    stock = transformers.LlamaForCausalLM(transformers.LlamaConfig(**MODEL_CONFIG)).cuda().float()
-    models = {"torch": stock, "gemmtiles": replace_linear(copy.deepcopy(stock))}
+    models = model_pair()
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}")
     for scenario in argv or list(MODEL_SCENARIOS):
         for impl, model in models.items():
