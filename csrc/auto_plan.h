@@ -94,6 +94,26 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// NN on the pipelined tile with A transposed first (csrc/cuda/auto.cu): A row-major is
+// K-major, which the tile copies 4 bytes at a time on 8-deep slices, while an M-major A takes
+// 16-byte copies and whole 16-deep slices (11_async_tile.cuh). So for a row-major A and
+// row-major B, auto copies A into an M-major K x M matrix (12_transpose.cuh: one read and one
+// write of A) and runs that product, where the product is large enough to repay the copy:
+// the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
+// 80 / N (H100: 2.1-2.5 TB/s against 46 TFLOP/s), and the tile gains 5-6%. H100, one run,
+// us, NN against the copy + the product on it (cuBLAS in brackets): 4096^3 2989 / 2859
+// (2669), 2048^3 385.0 / 379.0 (347.6), 2048 x 2048 x 5504 1009.8 / 984.5 (922.0), 1024 x
+// 2048 x 2048 on two slices 200.3 / 199.6 (189.6); more in docs/ladder.md. M a multiple of 4
+// (the M-major tile's 16-byte copies: async_tile_ok), B's rows 16-byte aligned, and a copy
+// (M x K) no larger than B (K x N) or the output (M x N).
+inline constexpr int64_t kTransposeAMinM = 1024;
+inline constexpr int64_t kTransposeAMinN = 2048;
+inline constexpr bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                                        bool b_vec) {
+  return batch == 1 && a_kmajor && !b_kmajor && b_vec && M % 4 == 0 && N % 4 == 0 && M >= kTransposeAMinM &&
+         N >= kTransposeAMinN && (M <= N || K <= N);
+}
+
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
 // the fewest splits that minimise the modelled time, in units of one k step of a full wave
 // of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a

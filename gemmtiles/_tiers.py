@@ -103,7 +103,7 @@ TIERS: tuple[Tier, ...] = (
     Tier("auto", ("cuda",), "unit_stride",
          "per call the kernel for the shape: split-K streaming of B for up to 8 rows (16 for nn.Linear's W^T), split-K tiles for up to 2048 (the 128-row one a pipelined 128 x 128 tile, which also takes column-major A and more rows), else warptile",
          "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/auto_launch.cuh, csrc/cuda/kernels/10_skinny.cuh, "
-         "csrc/cuda/kernels/11_async_tile.cuh", hip=False),
+         "csrc/cuda/kernels/11_async_tile.cuh, csrc/cuda/kernels/12_transpose.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",
          "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
          "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32",

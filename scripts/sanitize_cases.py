@@ -42,6 +42,9 @@ CASES = [
     (2176, 2048, 64, "row", "col", 0, 0, None),  # K whole past full waves, the rest on 4 slices,
     (200, 1030, 3001, "row", "row", 0, 0, None),  # warptile's 128 x 256 split (B's rows not float4),
     (16, 1, 1, "row", "row", 0, 0, None),  # K whole
+    (260, 132, 33, "col", "row", 0, 0, None),  # both M-major: whole slices, the first starting early,
+    (1028, 2052, 37, "row", "row", 0, 0, None),  # NN with A transposed first,
+    (1024, 2048, 301, "row", "row", 1, 1, None),  # and with B realigned first
 ]
 
 

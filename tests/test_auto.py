@@ -190,6 +190,10 @@ ASYNC_SHAPES = [
     # back, off a multiple of 4), in clusters (120 tiles on 2, 17 on 8)
     (1024, 5504, 200, "row", "col"), (1024, 5504, 200, "col", "row"), (1000, 5502, 200, "row", "col"),
     (1536, 4100, 200, "row", "row"), (2176, 2048, 256, "row", "col"),
+    # Both M-major: whole slices, the first one starting early (K = 1, 15, 17: one slice, fewer
+    # than the stages; K = 16, 48: no early start; K = 33 in clusters of 2)
+    (128, 128, 1, "col", "row"), (132, 136, 15, "col", "row"), (260, 132, 17, "col", "row"),
+    (132, 136, 16, "col", "row"), (256, 260, 48, "col", "row"), (1100, 1032, 33, "col", "row"),
 ]
 
 
@@ -205,6 +209,48 @@ def test_pipelined_tile(m, n, k, la, lb):
     check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
     check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
     check_tier("auto", a, b)
+
+
+# NN with A copied M-major first (transpose_a_first): K past, at and short of whole slices;
+# B's rows off 16 bytes (pad 1: realigned first, then A transposed), M past one transposing
+# tile's rows. The copy (M x K floats) is allocated while the product runs.
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,pad", [(1024, 2048, 37, 0), (2048, 2048, 32, 0), (1028, 2052, 301, 1),
+                                       (1092, 2100, 7, 0)], ids=str)
+def test_nn_with_a_transposed_first(m, n, k, pad):
+    assert _C.transpose_a_first(m, n, k, 1, True, False, True)
+    a = operand(m, k, "cuda", pad=pad)
+    b = operand(k, n, "cuda", pad=pad)
+    check_tier("auto", a, b, torch.randn(n, device="cuda"), 0.5, -2.0)
+    check_tier("auto", a, b, torch.randn(m, n, device="cuda"), 1.0, 1.0)
+    device = torch.cuda.current_device()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats(device)
+    before = torch.cuda.memory_allocated(device)
+    out = torch.ops.gemmtiles.auto(a, b)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated(device) - before >= out.numel() * 4 + m * k * 4
+    assert torch.equal(torch.ops.gemmtiles.auto(a, b), out)  # the same bits again
+
+
+@pytest.mark.parametrize(
+    "m,n,k,batch,a_kmajor,b_kmajor,b_vec,want",
+    [
+        (4096, 4096, 4096, 1, True, False, True, True),
+        (1024, 2048, 4096, 1, True, False, True, True),  # the copy no larger than B
+        (4096, 2048, 1024, 1, True, False, True, True),  # ... or than the output
+        (4096, 2048, 4096, 1, True, False, True, False),  # larger than both
+        (1020, 4096, 4096, 1, True, False, True, False),  # too few rows
+        (4096, 2044, 4096, 1, True, False, True, False),  # too few columns
+        (4094, 4096, 4096, 1, True, False, True, False),  # M-major rows not whole float4s
+        (4096, 4096, 4096, 2, True, False, True, False),  # batched
+        (4096, 4096, 4096, 1, False, False, True, False),  # A M-major already
+        (4096, 4096, 4096, 1, True, True, True, False),  # NT
+        (4096, 4096, 4096, 1, True, False, False, False),  # B's rows not float4s
+    ],
+)
+def test_transpose_a_first_rule(m, n, k, batch, a_kmajor, b_kmajor, b_vec, want):
+    assert _C.transpose_a_first(m, n, k, batch, a_kmajor, b_kmajor, b_vec) is want
 
 
 # The pipelined tile's slices of K added in their cluster (sm_90+): 2-8 slices of K = 301

@@ -11,6 +11,7 @@
 
 #include "../auto_table.h"
 #include "auto_launch.cuh"
+#include "kernels/12_transpose.cuh"
 #include "launch.h"
 #include "tensor_core.h"
 
@@ -85,6 +86,22 @@ bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
   return true;
 }
 
+// NN with the copy of A transposed (transpose_a_first in auto_plan.h): the product then runs
+// with an M-major A. The copy comes from the caching allocator, on this stream.
+bool launch_a_transposed(const GemmProblem& p, bool b_vec, c10::DeviceIndex device) {
+  if (!transpose_a_first(p.M, p.N, p.K, p.batch, a_kmajor(p), b_kmajor(p), b_vec) || !transpose_fits(p.M, p.K))
+    return false;
+  const at::Tensor t = at::empty({p.K, p.M}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+  launch_transpose(p.a, p.M, p.K, a_ld(p), t.data_ptr<float>(), p.M, c10::cuda::getCurrentCUDAStream());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GemmProblem q = p;
+  q.a = t.data_ptr<float>();
+  q.a_rs = 1;
+  q.a_cs = p.M;
+  launch_auto(q);
+  return true;
+}
+
 // The last few columns of a large output cost a whole extra wave of tiles: 4097 columns make
 // 17 tiles of 256 across, 544 tiles for 4095 rows against 512 at 4096 (5 waves of 132 SMs
 // instead of 4). For N a few columns past a multiple of 128, the product runs on the first
@@ -142,7 +159,9 @@ void launch_auto(const GemmProblem& p) {
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
                                   table.get(), a_vec);
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_tensor_core(p) || launch_realigned(p, device) || launch_peeled(p, device)) return;
+    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, device) || launch_realigned(p, device) ||
+        launch_peeled(p, device))
+      return;
   }
   if (plan.kernel == AutoKernel::kWarptile) return launch_warptile(p);
   // The workspace comes from the caching allocator, on this stream: freed when this call

@@ -46,6 +46,16 @@ __device__ __forceinline__ void cp_async16(float* dst, const float* src, int src
 #endif
 }
 
+// cp_async16 of all 16 bytes: no source size, so no register or predicate for it.
+__device__ __forceinline__ void cp_async16_all(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+#else
+  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+#endif
+}
+
 // dst[0] = src[0] if src_bytes is 4, else 0; asynchronous as cp_async16.
 // (Neither has a memory clobber: what they write is read only after cp_async_wait and a
 // barrier, which order the compiler's accesses.)
@@ -156,6 +166,46 @@ struct AsyncOperand {
   // How far the tile pointer moves for the next slice.
   static __device__ __forceinline__ int64_t k_step(int64_t ld) { return K_MAJOR ? BK : BK * ld; }
 
+  // Whole slices (an M-major operand; async_tile_kernel, kWholeSlices): K's first slice
+  // starts `shift` (0 .. BK - 1) k before K's start, so that every other slice lies inside K
+  // and copies with neither a test nor a source size. A thread's copies of a slice read
+  // `step` (copy_step) apart, the first at thread_offset from the slice's element (0, 0).
+  static __device__ __forceinline__ int64_t thread_offset(int64_t ld) {
+    return int64_t(threadIdx.x / kPerK) * ld + threadIdx.x % kPerK * 4;
+  }
+  static __device__ __forceinline__ int64_t copy_step(int64_t ld) { return kKStep * ld; }
+
+  // Issues the copies due at k step j of a whole slice into `stage`, if `on`. src: the next
+  // copy's source, moved on by `step` after each copy (at the slice's start, this thread's
+  // first copy's source): one running address, a 64-bit add per copy.
+  static __device__ __forceinline__ void copy_whole(float* stage, const float*& src, int64_t step, bool on, int j) {
+    static_assert(!K_MAJOR, "whole slices copy M-major operands");
+    const int r = threadIdx.x % kPerK * 4, k = threadIdx.x / kPerK;
+#pragma unroll
+    for (int c = 0; c < kCopies; ++c) {
+      if (at_step(c) != j) continue;
+      if (on) cp_async16_all(stage + (k + c * kKStep) * kPitch + r, src);
+      src += step;
+    }
+  }
+
+  // The same for the first slice, whose first `shift` k lie before K's start: their copies
+  // read nothing (from the start of the thread's column) and fill zeros. src: this thread's
+  // first copy's source in a slice starting at K's start.
+  static __device__ __forceinline__ void copy_first(float* stage, const float* src, int64_t ld, int shift, int j) {
+    static_assert(!K_MAJOR, "whole slices copy M-major operands");
+    const int r = threadIdx.x % kPerK * 4, k = threadIdx.x / kPerK;
+#pragma unroll
+    for (int c = 0; c < kCopies; ++c) {
+      const int kk = k + c * kKStep;
+      const bool in = kk >= shift;
+      if (at_step(c) == j)
+        cp_async16(stage + kk * kPitch + r, in ? src + (kk - k - shift) * ld : src - k * ld, in ? 16 : 0);
+    }
+  }
+  // How far the source moves from the first slice to the second.
+  static __device__ __forceinline__ int64_t first_step(int64_t ld, int shift) { return (BK - shift) * ld; }
+
   // The fragment row e of lane l (of L), relative to the warp tile.
   template <int L>
   static __device__ __forceinline__ int row(int l, int e) {
@@ -213,6 +263,11 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   constexpr int TM = Cfg::TM, TN = Cfg::TN, LM = Cfg::LM, LN = Cfg::LN, S = Cfg::kStages;
   using OpA = AsyncOperand<BM, BK, Cfg::kThreads, A_KMAJOR>;
   using OpB = AsyncOperand<BN, BK, Cfg::kThreads, B_KMAJOR>;
+  // Both operands M-major: K in whole slices (AsyncOperand::copy_whole). H100, one run, us,
+  // against the tested copies of every slice: 4096^3 TN 2794 against 2853, 2048^3 361.5
+  // against 379.5, 2048 x 2048 x 5504 944 against 985. (K-major operands ran 2-9% slower on
+  // whole slices: their 4-byte copies' addresses then took more registers.)
+  constexpr bool kWholeSlices = !A_KMAJOR && !B_KMAJOR;
   extern __shared__ __align__(16) float smem[];
   float* const As = smem;                // stage s at As + s * OpA::kStage
   float* const Bs = smem + S * OpA::kStage;
@@ -234,53 +289,103 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   const float* b = v.b + (B_KMAJOR ? nt * ldb : nt);
   const int64_t slices = (K + BK - 1) / BK;
 
-  // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last. The
-  // tile pointers a and b then move on slice by slice while there is one to copy.
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) {
-    if (s < slices) {
-#pragma unroll
-      for (int j = 0; j < BK; ++j) {
-        OpA::copy(As + s * OpA::kStage, a, lda, K - s * BK, j);
-        OpB::copy(Bs + s * OpB::kStage, b, ldb, K - s * BK, j);
-      }
-      if (s + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
-    }
-    cp_async_commit();
-  }
-
   float acc[TM][TN] = {};
+  // k step k of the slice in stages as, bs.
+  auto compute = [&](const float* as, const float* bs, int k) {
+    float fa[TM], fb[TN];
+    OpA::template read<TM, LM>(fa, as, wm0, lm, k);
+    OpB::template read<TN, LN>(fb, bs, wn0, ln, k);
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int jj = 0; jj < TN; ++jj) {
+        // Serpentine order: consecutive FMAs share an operand at each row change.
+        const int j = i % 2 ? TN - 1 - jj : jj;
+        acc[i][j] += fa[i] * fb[j];
+      }
+  };
   int read = 0, write = S - 1;  // the stage computed, and the stage copied into
-  for (int64_t it = 0; it < slices; ++it) {
-    cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
-    __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
-    // Slice it + S - 1 is copied into stage `write` during this slice's k steps, without a
-    // branch: past the last slice the copies read nothing (ks <= 0) from the last one.
-    const int64_t next = it + S - 1, ks = next < slices ? K - next * BK : 0;
-    float* const as_next = As + write * OpA::kStage;
-    float* const bs_next = Bs + write * OpB::kStage;
-    const float* as = As + read * OpA::kStage;
-    const float* bs = Bs + read * OpB::kStage;
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      OpA::copy(as_next, a, lda, ks, k);
-      OpB::copy(bs_next, b, ldb, ks, k);
-      float fa[TM], fb[TN];
-      OpA::template read<TM, LM>(fa, as, wm0, lm, k);
-      OpB::template read<TN, LN>(fb, bs, wn0, ln, k);
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int jj = 0; jj < TN; ++jj) {
-          // Serpentine order: consecutive FMAs share an operand at each row change.
-          const int j = i % 2 ? TN - 1 - jj : jj;
-          acc[i][j] += fa[i] * fb[j];
-        }
-    }
-    cp_async_commit();
-    if (next + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
+  auto next_stage = [&] {
     read = read == S - 1 ? 0 : read + 1;
     write = write == S - 1 ? 0 : write + 1;
+  };
+
+  if constexpr (kWholeSlices) {
+    // K's first slice starts `shift` k early (its first shift k are zeros), so that the
+    // others lie inside K: their copies read from a running address, with no test (past the
+    // last slice, predicated off). The sources a and b: this thread's first copies'.
+    const int shift = static_cast<int>(slices * BK - K);
+    const int64_t step_a = OpA::copy_step(lda), step_b = OpB::copy_step(ldb);
+    a += OpA::thread_offset(lda);
+    b += OpB::thread_offset(ldb);
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < slices) {
+        const float *ca = a, *cb = b;
+#pragma unroll
+        for (int j = 0; j < BK; ++j) {
+          if (s == 0) {
+            OpA::copy_first(As, a, lda, shift, j);
+            OpB::copy_first(Bs, b, ldb, shift, j);
+          } else {
+            OpA::copy_whole(As + s * OpA::kStage, ca, step_a, true, j);
+            OpB::copy_whole(Bs + s * OpB::kStage, cb, step_b, true, j);
+          }
+        }
+        if (s + 1 < slices) {
+          a += s == 0 ? OpA::first_step(lda, shift) : OpA::k_step(lda);
+          b += s == 0 ? OpB::first_step(ldb, shift) : OpB::k_step(ldb);
+        }
+      }
+      cp_async_commit();
+    }
+    for (int64_t it = 0; it < slices; ++it) {
+      cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
+      __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
+      const int64_t next = it + S - 1;  // copied into stage `write` during this slice, if any
+      const bool copy = next < slices;
+      const float *ca = a, *cb = b;
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        OpA::copy_whole(As + write * OpA::kStage, ca, step_a, copy, k);
+        OpB::copy_whole(Bs + write * OpB::kStage, cb, step_b, copy, k);
+        compute(As + read * OpA::kStage, Bs + read * OpB::kStage, k);
+      }
+      cp_async_commit();
+      if (next + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
+      next_stage();
+    }
+  } else {
+    // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last. The
+    // tile pointers a and b then move on slice by slice while there is one to copy.
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < slices) {
+#pragma unroll
+        for (int j = 0; j < BK; ++j) {
+          OpA::copy(As + s * OpA::kStage, a, lda, K - s * BK, j);
+          OpB::copy(Bs + s * OpB::kStage, b, ldb, K - s * BK, j);
+        }
+        if (s + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
+      }
+      cp_async_commit();
+    }
+    for (int64_t it = 0; it < slices; ++it) {
+      cp_async_wait<S - 2>();  // slice it has landed (this thread's copies) ...
+      __syncthreads();         // ... everyone's; and stage `write` was last read in iteration it - 1
+      // Slice it + S - 1 is copied into stage `write` during this slice's k steps, without a
+      // branch: past the last slice the copies read nothing (ks <= 0) from the last one.
+      const int64_t next = it + S - 1, ks = next < slices ? K - next * BK : 0;
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        OpA::copy(As + write * OpA::kStage, a, lda, ks, k);
+        OpB::copy(Bs + write * OpB::kStage, b, ldb, ks, k);
+        compute(As + read * OpA::kStage, Bs + read * OpB::kStage, k);
+      }
+      cp_async_commit();
+      if (next + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
+      next_stage();
+    }
   }
   cp_async_wait<0>();
 

@@ -1,0 +1,57 @@
+// The `auto` tier's transposing copy: t = a^T for a rows x cols matrix, through a shared-memory
+// tile so that both the reads (along a's rows) and the writes (along t's rows) are coalesced.
+// auto.cu runs it to give the pipelined tile kernel an M-major copy of a row-major A, whose
+// 16-byte copies run faster than the 4-byte transposing ones of a K-major A
+// (11_async_tile.cuh). Torch-free, like the other kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace gemmtiles {
+
+// A block moves a kTransposeTile x kTransposeTile tile: 32 x 8 threads, each 16 elements (8
+// rows of a, two columns 32 apart) in flight at once. The shared tile's rows are padded by
+// one float, so that the column reads hit 32 distinct banks.
+inline constexpr int kTransposeTile = 64;
+inline constexpr int kTransposeRows = 8;
+
+// t[c * ldt + r] = a[r * lda + c] for r < rows, c < cols; blockIdx.x runs along cols,
+// blockIdx.y along rows.
+__global__ void __launch_bounds__(32 * kTransposeRows) transpose_kernel(const float* __restrict__ a, int64_t rows,
+                                                                        int64_t cols, int64_t lda,
+                                                                        float* __restrict__ t, int64_t ldt) {
+  constexpr int T = kTransposeTile, R = kTransposeRows;
+  __shared__ float tile[T][T + 1];
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  const int64_t r0 = int64_t(blockIdx.y) * T, c0 = int64_t(blockIdx.x) * T;
+#pragma unroll
+  for (int i = 0; i < T; i += R)
+#pragma unroll
+    for (int j = 0; j < T; j += 32) {
+      const int64_t r = r0 + ty + i, c = c0 + tx + j;
+      if (r < rows && c < cols) tile[ty + i][tx + j] = a[r * lda + c];
+    }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < T; i += R)
+#pragma unroll
+    for (int j = 0; j < T; j += 32) {
+      const int64_t c = c0 + ty + i, r = r0 + tx + j;
+      if (r < rows && c < cols) t[c * ldt + r] = tile[tx + j][ty + i];
+    }
+}
+
+// Grid rows (blockIdx.y) a launch can have: transpose_fits says which matrices one launch takes.
+inline constexpr bool transpose_fits(int64_t rows, int64_t cols) {
+  return (rows + kTransposeTile - 1) / kTransposeTile <= 65535 &&
+         (cols + kTransposeTile - 1) / kTransposeTile <= 0x7fffffff;
+}
+
+inline void launch_transpose(const float* a, int64_t rows, int64_t cols, int64_t lda, float* t, int64_t ldt,
+                             cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((cols + kTransposeTile - 1) / kTransposeTile),
+                  static_cast<unsigned>((rows + kTransposeTile - 1) / kTransposeTile));
+  transpose_kernel<<<grid, 32 * kTransposeRows, 0, stream>>>(a, rows, cols, lda, t, ldt);
+}
+
+}  // namespace gemmtiles
