@@ -16,12 +16,16 @@ from gemmtiles.testing import CUDA, assert_gemm_close, needs_cuda, operand, tier
 
 @pytest.mark.parametrize("tier,device", tier_params())
 def test_non_finite_alpha_beta_follow_addmm(tier, device):
-    """alpha and beta may be any float; non-finite ones propagate as in torch.addmm,
-    except that beta == 0 never reads c."""
+    """alpha and beta may be any float; non-finite ones propagate as addmm defines them,
+    alpha * (a @ b) + beta * c, except that beta == 0 never reads c. (The reference is that
+    formula in float64, not torch.addmm on the CPU: MKL scales the products by alpha before
+    adding them, so that alpha = inf gives NaN where the terms' signs differ, on some CPUs.)"""
     a, b, c = operand(6, 5, device), operand(5, 4, device), torch.randn(6, 4, device=device)
     for alpha, beta in [(math.inf, 0.0), (math.nan, 0.0), (1.0, math.nan), (-math.inf, 1.0), (1.0, math.inf)]:
         out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta).cpu()
-        want = torch.addmm(c.cpu(), a.cpu(), b.cpu(), alpha=alpha, beta=beta)
+        want = alpha * (a.double().cpu() @ b.double().cpu())
+        if beta != 0:
+            want = want + beta * c.double().cpu()
         assert torch.equal(out.isnan(), want.isnan()), (alpha, beta)
         assert torch.equal(out.isinf(), want.isinf()), (alpha, beta)
 

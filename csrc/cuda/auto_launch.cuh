@@ -330,7 +330,6 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(Ge
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>(p.batch));
   const SkinnySplit s{plan.k_slice, plan.splits > 1 ? ws : nullptr};
-  if (smem > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   kernel<<<grid, Cfg::kThreads, smem, stream>>>(p, s);
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
 }
@@ -358,11 +357,27 @@ template <int MT, int KC = (MT <= 8 ? 256 : 2048)>
 using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm, KC,
                                   32 / skinny_kmajor_shape(MT).groups>;
 
+// The kernel with W-wide loads of B; its shared-memory limit raised past the default 48 KB
+// where it needs more, once per device (a call to cudaFuncSetAttribute on every launch costs
+// host time on every product).
+template <class Cfg, int W, bool kStaged>
+void launch_skinny_kmajor_w(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  const auto kernel = skinny_kmajor_kernel<Cfg, W, kStaged>;
+  const size_t smem = skinny_kmajor_smem<Cfg>(kStaged);
+  if (smem > 48 * 1024) {
+    once_per_device([&](int) {
+      const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess;
+      if (!ok) cudaGetLastError();  // the launch then fails and reports it
+      return ok;
+    });
+  }
+  launch_skinny<Cfg>(p, plan, kernel, ws, stream, smem);
+}
+
 template <class Cfg, bool kStaged>
 void launch_skinny_kmajor_cfg(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  launch_skinny<Cfg>(p, plan,
-                     plan.w == 4 ? skinny_kmajor_kernel<Cfg, 4, kStaged> : skinny_kmajor_kernel<Cfg, 1, kStaged>,
-                     ws, stream, skinny_kmajor_smem<Cfg>(kStaged));
+  plan.w == 4 ? launch_skinny_kmajor_w<Cfg, 4, kStaged>(p, plan, ws, stream)
+              : launch_skinny_kmajor_w<Cfg, 1, kStaged>(p, plan, ws, stream);
 }
 
 template <int MT>
