@@ -94,26 +94,6 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// NN on the pipelined tile with A transposed first (csrc/cuda/auto.cu): A row-major is
-// K-major, which the tile copies 4 bytes at a time on 8-deep slices, while an M-major A takes
-// 16-byte copies and whole 16-deep slices (11_async_tile.cuh). So for a row-major A and
-// row-major B, auto copies A into an M-major K x M matrix (12_transpose.cuh: one read and one
-// write of A) and runs that product, where the product is large enough to repay the copy:
-// the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
-// 80 / N (H100: 2.1-2.5 TB/s against 46 TFLOP/s), and the tile gains 5-6%. H100, one run,
-// us, NN against the copy + the product on it (cuBLAS in brackets): 4096^3 2989 / 2859
-// (2669), 2048^3 385.0 / 379.0 (347.6), 2048 x 2048 x 5504 1009.8 / 984.5 (922.0), 1024 x
-// 2048 x 2048 on two slices 200.3 / 199.6 (189.6); more in docs/ladder.md. M a multiple of 4
-// (the M-major tile's 16-byte copies: async_tile_ok), B's rows 16-byte aligned, and a copy
-// (M x K) no larger than B (K x N) or the output (M x N).
-inline constexpr int64_t kTransposeAMinM = 1024;
-inline constexpr int64_t kTransposeAMinN = 2048;
-inline constexpr bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
-                                        bool b_vec) {
-  return batch == 1 && a_kmajor && !b_kmajor && b_vec && M % 4 == 0 && N % 4 == 0 && M >= kTransposeAMinM &&
-         N >= kTransposeAMinN && (M <= N || K <= N);
-}
-
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
 // the fewest splits that minimise the modelled time, in units of one k step of a full wave
 // of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a
@@ -185,10 +165,11 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
-//   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile> <tile rows> <splits>
+//   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile|transposed> <tile rows> <splits>
 // (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (64: the
 // pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
-// operands allow it, else warptile's 128 x 256), else 0; splits 1-64.
+// operands allow it, else warptile's 128 x 256), else 0; splits 1-64. transposed (NN only,
+// 0 rows, 1 split): A copied M-major first, where the operands allow it (transpose_a_first).
 // An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
 // bucket; anything else, and any bucket the table lacks, takes the heuristic.
 inline int64_t auto_bucket(int64_t x) {
@@ -206,7 +187,8 @@ struct AutoTableEntry {
   AutoKernel kernel;
   int rows;
   int64_t splits;
-  bool pipelined;  // split_tile of 128 rows: the pipelined 128 x 128 tile
+  bool pipelined;   // split_tile of 128 rows: the pipelined 128 x 128 tile
+  bool transposed;  // NN: A copied M-major first, then the heuristic's plan of that product
 };
 
 struct AutoTable {
@@ -225,6 +207,32 @@ struct AutoTable {
   }
 };
 
+// NN on the pipelined tile with A transposed first (csrc/cuda/auto.cu): A row-major is
+// K-major, which the tile copies 4 bytes at a time on 8-deep slices, while an M-major A takes
+// 16-byte copies and whole 16-deep slices (11_async_tile.cuh). So for a row-major A and
+// row-major B, auto copies A into an M-major K x M matrix (12_transpose.cuh: one read and one
+// write of A) and runs that product, where the product is large enough to repay the copy:
+// the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
+// 80 / N (H100: 2.1-2.5 TB/s against 46 TFLOP/s), and the tile gains 5-6%. H100, one run,
+// us, NN against the copy + the product on it (cuBLAS in brackets): 4096^3 2989 / 2859
+// (2669), 2048^3 385.0 / 379.0 (347.6), 2048 x 2048 x 5504 1009.8 / 984.5 (922.0), 1024 x
+// 2048 x 2048 on two slices 200.3 / 199.6 (189.6); more in docs/ladder.md. M a multiple of 4
+// (the M-major tile's 16-byte copies: async_tile_ok), B's rows 16-byte aligned, and a copy
+// (M x K) no larger than B (K x N) or the output (M x N).
+inline constexpr int64_t kTransposeAMinM = 1024;
+inline constexpr int64_t kTransposeAMinN = 2048;
+// A tuned table's NN entry for the shape decides instead of the size bounds (kind
+// `transposed`: transpose; any other kind: not), within the rest.
+inline bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                              bool b_vec, const AutoTable* table = nullptr) {
+  if (!(batch == 1 && a_kmajor && !b_kmajor && b_vec && M % 4 == 0 && N % 4 == 0 && M >= kAsyncTile.bm &&
+        N >= kAsyncTile.bn && (M <= N || K <= N)))
+    return false;
+  if (table)
+    if (const AutoTableEntry* e = table->find(M, N, K, false)) return e->transposed;
+  return M >= kTransposeAMinM && N >= kTransposeAMinN;
+}
+
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
 // b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
 // a_kmajor: A is row-major (unit column stride), as activations are.
@@ -242,7 +250,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
                      ceil_div64(M, kAsyncTile.bm) <= 65535;
   if (table && batch == 1 && a_kmajor) {
-    if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor)) {
+    // A `transposed` entry is for the launch (transpose_a_first): the plan is the heuristic's.
+    if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor); e && !e->transposed) {
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
         return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
                                K, e->splits);

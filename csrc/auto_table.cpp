@@ -71,13 +71,16 @@ AutoTable AutoTable::parse(const std::string& text) {
                     e.splits <= kMaxTableSplits;
     const bool pipelined = ok && f[4] == "pipelined" && rows == 128;
     const bool tile = pipelined || (ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128));
-    if (!ok || !(tile || f[4] == "skinny" || f[4] == "warptile")) {
+    const bool transposed = ok && f[4] == "transposed" && f[0] == "NN" && rows == 0 && e.splits == 1;
+    if (!ok || !(tile || transposed || f[4] == "skinny" || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
-                                  "<skinny|split_tile|pipelined|warptile> rows splits', got '" + line + "'");
+                                  "<skinny|split_tile|pipelined|warptile> rows splits' or 'NN m n k " +
+                                  "transposed 0 1', got '" + line + "'");
     }
     e.b_kmajor = f[0] == "NT";
     e.rows = static_cast<int>(rows);
     e.pipelined = pipelined;
+    e.transposed = transposed;
     e.kernel = tile ? AutoKernel::kSplitTile
                     : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
     t.entries.push_back(e);

@@ -130,13 +130,18 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
   return PyBool_FromLong(gemmtiles::async_tile_ok(M, N, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0));
 }
 
-// gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec) -> whether auto
-// copies a row-major A M-major before the product (auto_plan.h).
+// gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None) ->
+// whether auto copies a row-major A M-major before the product (auto_plan.h), with the tuned
+// table whose text is `table` (None: the rule alone).
 PyObject* py_transpose_a_first(PyObject*, PyObject* args) {
   long long M, N, K, batch;
   int a_kmajor, b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "LLLLppp", &M, &N, &K, &batch, &a_kmajor, &b_kmajor, &b_vec)) return nullptr;
-  return PyBool_FromLong(gemmtiles::transpose_a_first(M, N, K, batch, a_kmajor != 0, b_kmajor != 0, b_vec != 0));
+  const char* text = nullptr;
+  if (!PyArg_ParseTuple(args, "LLLLppp|z", &M, &N, &K, &batch, &a_kmajor, &b_kmajor, &b_vec, &text)) return nullptr;
+  std::shared_ptr<const gemmtiles::AutoTable> table;
+  if (text && !parse_table(text, "transpose_a_first: table", table)) return nullptr;
+  return PyBool_FromLong(
+      gemmtiles::transpose_a_first(M, N, K, batch, a_kmajor != 0, b_kmajor != 0, b_vec != 0, table.get()));
 }
 
 // gemmtiles._C.auto_bucket(x) -> the bucket key of a dimension in a tuned table.
@@ -313,7 +318,7 @@ PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"transpose_a_first", py_transpose_a_first, METH_VARARGS,
-     "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec): whether auto copies a row-major A M-major first."},
+     "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None): whether auto copies a row-major A M-major first."},
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
      "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},

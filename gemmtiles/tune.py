@@ -4,7 +4,8 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
 itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
 where the operands allow it) at 1-48 splits of K, and for up to 8 rows (16 for NT) the
-skinny kernel at several split counts; checks that each gives the heuristic's
+skinny kernel at several split counts, and for NN A copied M-major first where the operands
+allow it (`transposed`); checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -49,12 +50,25 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
+    if _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
+        return TRANSPOSED
     kernel, rows, nw, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms)
     if kernel.startswith("skinny"):
         return ("skinny", 0, splits)
     if kernel == "split_tile":
         return ("pipelined" if (rows, nw) == (128, 128) else "split_tile", rows, splits)
     return ("warptile", 0, 1)
+
+
+# NN with A copied M-major first, then the heuristic's plan of that product (transpose_a_first
+# in csrc/auto_plan.h): a candidate where the operands allow it.
+TRANSPOSED = ("transposed", 0, 1)
+
+
+def _can_transpose(m: int, n: int, k: int) -> bool:
+    # Asked with a table that names it for the shape: what is left are the operands' bounds.
+    line = "NN " + " ".join(str(_C.auto_bucket(x)) for x in (m, n, k)) + " transposed 0 1"
+    return _C.transpose_a_first(m, n, k, 1, True, False, n % 4 == 0, line)
 
 
 # The most splits a table entry may name (csrc/auto_table.cpp).
@@ -76,6 +90,8 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
     if m <= (SKINNY_NT_MAX_M if layout == "NT" else SKINNY_MAX_M):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
+    if layout == "NN" and n is not None and _can_transpose(m, n, k):
+        out.append(TRANSPOSED)
     if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
         out.append(extra)
     return out

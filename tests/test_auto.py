@@ -253,6 +253,28 @@ def test_transpose_a_first_rule(m, n, k, batch, a_kmajor, b_kmajor, b_vec, want)
     assert _C.transpose_a_first(m, n, k, batch, a_kmajor, b_kmajor, b_vec) is want
 
 
+def test_table_entry_decides_the_transposition():
+    # A tuned NN entry decides within the operands' bounds, its kind `transposed` or another;
+    # its plan is the heuristic's (the entry is for the launch).
+    transposed = _entry_line("NN", 2048, 2048, 2048, "transposed", 0, 1)
+    other = _entry_line("NN", 2048, 2048, 2048, "warptile", 0, 1)
+    small = _entry_line("NN", 256, 512, 4096, "transposed", 0, 1)
+    assert _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True)
+    assert not _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True, other)
+    assert _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True, transposed)
+    assert not _C.transpose_a_first(2046, 2048, 2048, 1, True, False, True, transposed)  # same bucket, M odd
+    assert not _C.transpose_a_first(256, 512, 4096, 1, True, False, True)  # below the rule's sizes
+    assert _C.transpose_a_first(256, 512, 4096, 1, True, False, True, small)  # the table says so
+    wide = _entry_line("NN", 2048, 1024, 4096, "transposed", 0, 1)
+    assert not _C.transpose_a_first(2048, 1024, 4096, 1, True, False, True, wide)  # a copy larger than B and out
+    heuristic = _C.auto_plan(2048, 2048, 2048, 1, False, True, H100_SMS, True)
+    assert _C.auto_plan(2048, 2048, 2048, 1, False, True, H100_SMS, True, transposed) == heuristic
+    for line in ["NT 2048 2048 2048 transposed 0 1", "NN 2048 2048 2048 transposed 128 1",
+                 "NN 2048 2048 2048 transposed 0 2"]:
+        with pytest.raises(ValueError, match="line 1"):
+            _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True, line)
+
+
 # The pipelined tile's slices of K added in their cluster (sm_90+): 2-8 slices of K = 301
 # (the last one shorter, ending mid-slice), each shape more blocks than the H100's 132 SMs but
 # no more clusters than it runs at once, so that the clusters are taken there; edges off the
@@ -412,6 +434,8 @@ def test_shipped_tables_are_followed():
             assert plan[:3] == ("split_tile", int(rows), cols) and plan[4] <= int(splits), (path, layout, m, n, k)
         elif kernel == "skinny":
             assert plan[0].startswith("skinny") and plan[4] <= int(splits), (path, layout, m, n, k)
+        elif kernel == "transposed":
+            assert _C.transpose_a_first(m, n, k, 1, True, False, True, path.read_text()), (path, m, n, k)
         else:
             assert plan[0] == "warptile", (path, layout, m, n, k)
 
@@ -446,6 +470,12 @@ def test_tune_weighs_the_heuristics_own_plan():
     assert plan == ("skinny", 0, 22)
     assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
     assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
+    # NN: A copied M-major first, the rule's choice from 1024 x 2048 outputs, a candidate from
+    # the pipelined tile's 128 x 128 (operands allowing).
+    assert heuristic_plan(Shape(2048, 2048, 2048), sms=132) == ("transposed", 0, 1)
+    assert ("transposed", 0, 1) in candidates(256, 4096, layout="NN", n=4096)
+    for m, n, layout in [(256, 4096, "NT"), (254, 4096, "NN"), (256, 4094, "NN"), (64, 4096, "NN")]:
+        assert ("transposed", 0, 1) not in candidates(m, 4096, layout=layout, n=n)
     # The pipelined tile beside warptile's 128 x 256 where the operands allow it.
     assert ("pipelined", 128, 4) in candidates(256, 4096, layout="NN", n=4096)
     assert ("split_tile", 128, 4) in candidates(256, 4096, layout="NN", n=4096)

@@ -86,10 +86,11 @@ bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
   return true;
 }
 
-// NN with the copy of A transposed (transpose_a_first in auto_plan.h): the product then runs
-// with an M-major A. The copy comes from the caching allocator, on this stream.
-bool launch_a_transposed(const GemmProblem& p, bool b_vec, c10::DeviceIndex device) {
-  if (!transpose_a_first(p.M, p.N, p.K, p.batch, a_kmajor(p), b_kmajor(p), b_vec) || !transpose_fits(p.M, p.K))
+// NN with the copy of A transposed (transpose_a_first in auto_plan.h, or the tuned table's
+// `transposed` entry): the product then runs with an M-major A, on the heuristic's plan. The copy comes from the caching allocator, on this stream.
+bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* table, c10::DeviceIndex device) {
+  if (!transpose_a_first(p.M, p.N, p.K, p.batch, a_kmajor(p), b_kmajor(p), b_vec, table) ||
+      !transpose_fits(p.M, p.K))
     return false;
   const at::Tensor t = at::empty({p.K, p.M}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
   launch_transpose(p.a, p.M, p.K, a_ld(p), t.data_ptr<float>(), p.M, c10::cuda::getCurrentCUDAStream());
@@ -159,7 +160,7 @@ void launch_auto(const GemmProblem& p) {
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
                                   table.get(), a_vec);
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, device) || launch_realigned(p, device) ||
+    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, device) ||
         launch_peeled(p, device))
       return;
   }
