@@ -190,8 +190,9 @@ ASYNC_SHAPES = [
     # back, off a multiple of 4), in clusters (120 tiles on 2, 17 on 8)
     (1024, 5504, 200, "row", "col"), (1024, 5504, 200, "col", "row"), (1000, 5502, 200, "row", "col"),
     (1536, 4100, 200, "row", "row"), (2176, 2048, 256, "row", "col"),
-    # Both M-major: whole slices, the first one starting early (K = 1, 15, 17: one slice, fewer
-    # than the stages; K = 16, 48: no early start; K = 33 in clusters of 2)
+    # Both M-major: whole slices, the first one starting early (K = 1, 15: one slice, fewer
+    # than the stages; 17: two; K = 16, 48: no early start; 33 past one wave of blocks; split
+    # and in clusters: (836, 832, 450) above)
     (128, 128, 1, "col", "row"), (132, 136, 15, "col", "row"), (260, 132, 17, "col", "row"),
     (132, 136, 16, "col", "row"), (256, 260, 48, "col", "row"), (1100, 1032, 33, "col", "row"),
 ]
@@ -241,7 +242,7 @@ def test_nn_with_a_transposed_first(m, n, k, pad):
         (4096, 2048, 1024, 1, True, False, True, True),  # ... or than the output
         (4096, 2048, 4096, 1, True, False, True, False),  # larger than both
         (1020, 4096, 4096, 1, True, False, True, False),  # too few rows
-        (4096, 2044, 4096, 1, True, False, True, False),  # too few columns
+        (1024, 2044, 1024, 1, True, False, True, False),  # too few columns
         (4094, 4096, 4096, 1, True, False, True, False),  # M-major rows not whole float4s
         (4096, 4096, 4096, 2, True, False, True, False),  # batched
         (4096, 4096, 4096, 1, False, False, True, False),  # A M-major already
@@ -262,7 +263,8 @@ def test_table_entry_decides_the_transposition():
     assert _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True)
     assert not _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True, other)
     assert _C.transpose_a_first(2048, 2048, 2048, 1, True, False, True, transposed)
-    assert not _C.transpose_a_first(2046, 2048, 2048, 1, True, False, True, transposed)  # same bucket, M odd
+    # the same bucket, M not a multiple of 4
+    assert not _C.transpose_a_first(2046, 2048, 2048, 1, True, False, True, transposed)
     assert not _C.transpose_a_first(256, 512, 4096, 1, True, False, True)  # below the rule's sizes
     assert _C.transpose_a_first(256, 512, 4096, 1, True, False, True, small)  # the table says so
     wide = _entry_line("NN", 2048, 1024, 4096, "transposed", 0, 1)
