@@ -67,8 +67,7 @@ TRANSPOSED = ("transposed", 0, 1)
 
 def _can_transpose(m: int, n: int, k: int) -> bool:
     # Asked with a table that names it for the shape: what is left are the operands' bounds.
-    line = "NN " + " ".join(str(_C.auto_bucket(x)) for x in (m, n, k)) + " transposed 0 1"
-    return _C.transpose_a_first(m, n, k, 1, True, False, n % 4 == 0, line)
+    return _C.transpose_a_first(m, n, k, 1, True, False, n % 4 == 0, _entry(Shape(m, n, k), *TRANSPOSED))
 
 
 # The most splits a table entry may name (csrc/auto_table.cpp).

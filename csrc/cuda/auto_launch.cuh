@@ -109,20 +109,27 @@ const std::invoke_result_t<Ask, int>& once_per_device(Ask ask) {
   return known[device];
 }
 
-// The pipelined tile's kernel for a layout may use as much shared memory as its largest
-// launch asks (cluster_smem_bytes): set to that and never lowered, so that a launch on one
-// thread cannot find the limit lowered by another's. Set once per device; true where the
-// device allows it.
-template <bool A_KMAJOR, bool B_KMAJOR>
-bool set_async_smem_limit() {
-  return once_per_device([](int) {
-    using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
-    const bool ok = cudaFuncSetAttribute(async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>())) == cudaSuccess;
+// Kernel's shared-memory limit raised to `bytes` once per device (the first call on it,
+// whichever thread; each kernel its own once, being its own instantiation), instead of a
+// cudaFuncSetAttribute on every launch, which costs host time on every product. True where
+// the device allows it; where not, the launch fails and reports it.
+template <auto Kernel>
+bool set_smem_limit_once(size_t bytes) {
+  return once_per_device([bytes](int) {
+    const bool ok = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)) == cudaSuccess;
     if (!ok) cudaGetLastError();
     return ok;
   });
+}
+
+// The pipelined tile's kernel for a layout may use as much shared memory as its largest
+// launch asks (cluster_smem_bytes): set to that and never lowered, so that a launch on one
+// thread cannot find the limit lowered by another's.
+template <bool A_KMAJOR, bool B_KMAJOR>
+bool set_async_smem_limit() {
+  using Cfg = AsyncTileFor<A_KMAJOR, B_KMAJOR>;
+  return set_smem_limit_once<async_tile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>>(
+      Cfg::template cluster_smem_bytes<A_KMAJOR, B_KMAJOR>());
 }
 
 // What the current device offers the pipelined tile, asked once per device: its SMs, how
@@ -358,20 +365,12 @@ using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_
                                   32 / skinny_kmajor_shape(MT).groups>;
 
 // The kernel with W-wide loads of B; its shared-memory limit raised past the default 48 KB
-// where it needs more, once per device (a call to cudaFuncSetAttribute on every launch costs
-// host time on every product).
+// where it needs more (set_smem_limit_once).
 template <class Cfg, int W, bool kStaged>
 void launch_skinny_kmajor_w(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  const auto kernel = skinny_kmajor_kernel<Cfg, W, kStaged>;
   const size_t smem = skinny_kmajor_smem<Cfg>(kStaged);
-  if (smem > 48 * 1024) {
-    once_per_device([&](int) {
-      const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess;
-      if (!ok) cudaGetLastError();  // the launch then fails and reports it
-      return ok;
-    });
-  }
-  launch_skinny<Cfg>(p, plan, kernel, ws, stream, smem);
+  if (smem > 48 * 1024) set_smem_limit_once<skinny_kmajor_kernel<Cfg, W, kStaged>>(smem);
+  launch_skinny<Cfg>(p, plan, skinny_kmajor_kernel<Cfg, W, kStaged>, ws, stream, smem);
 }
 
 template <class Cfg, bool kStaged>
