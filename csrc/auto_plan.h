@@ -31,9 +31,24 @@ struct AutoPlan {
                        // split_tile: columns of the block tile (128 or 256; 128 rows
                        // and 128 columns: the pipelined tile)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
-  int64_t splits = 1;  // blocks along K
-  int64_t k_slice = 0; // K per split: a multiple of 32 (skinny) or 8 (split_tile)
+  int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
+  int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
+                       // 8 (split_tile)
 };
+
+// The row-major-B skinny kernel with float4 loads, whose 8 warps split a block's K
+// (skinny_nmajor_split_kernel in csrc/cuda/kernels/10_skinny.cuh): plan.splits counts warps'
+// slices; its blocks along K, each writing one partial product, are kSkinnySplitWarps fewer.
+inline constexpr int64_t kSkinnySplitWarps = 8;
+inline constexpr int64_t kSkinnySplitCols = 128;  // columns a block takes
+inline constexpr int64_t kSkinnySplitChunk = 64;  // a warp's slice: a multiple of this
+inline bool skinny_split(const AutoPlan& plan) {
+  return plan.kernel == AutoKernel::kSkinnyNMajor && plan.w == 4;
+}
+// Partial products a plan writes to the workspace (1: none, K whole in each block).
+inline int64_t plan_partials(const AutoPlan& plan) {
+  return skinny_split(plan) ? (plan.splits + kSkinnySplitWarps - 1) / kSkinnySplitWarps : plan.splits;
+}
 
 // Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
 // For row-major B, from 9 rows on the 32-row split tile is faster (H100, 16 x 4096 x 4096: 48 us against 69;
@@ -307,12 +322,23 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   plan.w = b_vec ? 4 : 1;
   const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
   plan.nw = b_kmajor ? shape.nw : !b_vec ? 4 : 1;
+  const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
+  if (skinny_split(plan)) {
+    // Blocks of 128 columns, 8 slices of K each: as many blocks along K as fill the slots
+    // once (a partial second wave cost more: H100, 8 x 11008 x 4096 on 86 x 3 blocks 68.5
+    // us, on 86 x 4 82.0), at most 8 (the table's most splits).
+    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
+    const int64_t want = splits > 0 ? splits : kSkinnySplitWarps * std::clamp<int64_t>(slots / blocks, 1, 8);
+    splits = std::min<int64_t>(want, ceil_div64(K, kSkinnySplitChunk));
+    plan.k_slice = ceil_div64(ceil_div64(K, splits), kSkinnySplitChunk) * kSkinnySplitChunk;
+    plan.splits = ceil_div64(K, plan.k_slice);
+    return plan;
+  }
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? shape.groups : 32 * plan.w);
   const int64_t blocks = ceil_div64(N, cols) * batch;
   // Row-major B: splits enough to reach two blocks per SM. Column-major B: no more than
   // fill them once, since a partial second wave of its blocks cost more than fewer, longer
   // slices (H100: 1 x 4096 x 4096 NT 36.6 us on 3 splits, 31.1 on 2).
-  const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
   const int64_t fill = b_kmajor ? slots / blocks : ceil_div64(slots, blocks);
   const int64_t want = splits > 0 ? splits : std::max<int64_t>(1, fill);
   splits = std::min<int64_t>({want, ceil_div64(K, 32), 65535});

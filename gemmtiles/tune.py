@@ -32,7 +32,7 @@ from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, cublas_matmul, shape_
 __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "main"]
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
-SKINNY_SPLITS = (1, 2, 4, 8, 16, 32, 64)
+SKINNY_SPLITS = (1, 2, 4, 8, 16, 24, 32, 48, 64)
 # Rows the skinny kernel takes (skinny_max_m in csrc/auto_plan.h).
 SKINNY_MAX_M, SKINNY_NT_MAX_M = 8, 16
 TUNED_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)

@@ -27,6 +27,9 @@ CASES = [
     (5, 4099, 1031, "row", "col", 1, 1, None),  # auto's split-K skinny kernels
     (31, 700, 300, "col", "row", 3, 2, 2),
     (3, 20000, 40, "row", "col", 0, 0, None),  # auto's skinny kernel with K whole
+    (7, 300, 5004, "row", "col", 0, 0, None),  # W^T as float4, A staged, K split,
+    (5, 1028, 3000, "row", "row", 0, 0, None),  # row-major B as float4: 8 slices a block, 6 blocks along K,
+    (3, 20000, 40, "row", "row", 0, 0, None),  # K whole
     (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
     (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,

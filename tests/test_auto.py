@@ -117,9 +117,15 @@ def test_plan_splits_k_to_fill_the_gpu():
     # blocks fill 2 per SM once (3 splits would leave a partial second wave).
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
     assert splits == 2 and k_slice == 2048
-    # Row-major B, 1024 columns a block: splits enough to reach 2 blocks per SM.
+    # Row-major B, 128 columns a block and 8 slices of K in it: 32 blocks, 8 along K fill
+    # 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24 slices,
+    # 22 of 192 once K is cut to whole chunks of 64); 9 for an odd K.
     *_, splits, k_slice = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
     assert splits == 64 and k_slice == 64
+    assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (22, 192)
+    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[4:] == (47, 64)
+    # Row-major B not float4: 4 single columns a lane, 1024 a block, splits to 2 blocks per SM.
+    assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[4:] == (64, 64)
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
     # 16 rows of W^T: 128 columns a block, one block per SM: 32 blocks, 4 splits fill 128.
@@ -131,6 +137,11 @@ CUDA_SHAPES = [
     # m, n, k, b layout: every skinny configuration, split and unsplit, edges off 32 and 256
     (1, 4099, 1031, "col"), (3, 257, 4097, "row"), (5, 20000, 100, "col"), (8, 129, 33, "row"),
     (2, 1, 1, "col"), (1, 1, 70000, "row"), (7, 3000, 255, "row"),
+    # row-major B with 16-byte aligned rows (n + 1 a multiple of 4): 128 columns a block, 8
+    # slices of K in it; blocks along K through the workspace, a ragged last block, K whole
+    (2, 4099, 1031, "row"), (8, 131, 5000, "row"), (5, 1023, 64, "row"), (4, 255, 130, "row"),
+    # W^T up to 8 rows, B as float4: A staged, K whole and split
+    (6, 8000, 1003, "col"), (3, 300, 5003, "col"),
     # W^T's 16-row skinny kernel: chunks of A past 2048 columns (K whole), split, one column
     (9, 20000, 4100, "col"), (16, 129, 2085, "col"), (11, 1, 300, "col"), (16, 4096, 4096, "col"),
     # every split tile (32, 64, 128 rows), split and unsplit, edges off 8 and the tiles
@@ -340,6 +351,7 @@ def test_skinny_batched():
     a = operand(7, 300, "cuda", batch=3)
     b = operand(300, 500, "cuda", "col", batch=3)
     check_tier("auto", a, b)
+    check_tier("auto", a, operand(300, 500, "cuda", batch=3))  # row-major B as float4, one block row a batch entry
     check_tier("auto", a, operand(300, 500, "cuda"))
 
 
@@ -357,13 +369,13 @@ def test_batch_sharing_b_is_one_product(batch, m, layout):
 
 
 @needs_cuda
-@pytest.mark.parametrize("m,layout", [(1, "col"), (8, "row"), (16, "col"), (32, "col"), (64, "row"), (128, "col"),
-                                      (512, "row")])
-def test_split_k_is_deterministic(m, layout):
+@pytest.mark.parametrize("m,layout,n", [(1, "col", 4096), (8, "row", 4096), (16, "col", 4096), (32, "col", 4096),
+                                        (64, "row", 4096), (128, "col", 4096), (512, "row", 4096)])
+def test_split_k_is_deterministic(m, layout, n):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    assert _C.auto_plan(m, 4096, 11008, 1, layout == "col", True, sms)[4] > 1  # K is split
+    assert _C.auto_plan(m, n, 11008, 1, layout == "col", True, sms)[4] > 1  # K is split
     a = operand(m, 11008, "cuda")
-    b = operand(11008, 4096, "cuda", layout)
+    b = operand(11008, n, "cuda", layout)
     first = torch.ops.gemmtiles.auto(a, b)
     for _ in range(3):
         assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
@@ -488,14 +500,16 @@ def test_tune_weighs_the_heuristics_own_plan():
     assert (kernel, rows) == ("split_tile", 64)
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))
     # More splits than a table entry may name (the heuristic's 128 for one row against a
-    # 1024-wide weight, or 69 on a GPU of 148 SMs): not a candidate, so tuning goes on.
-    wide = heuristic_plan(Shape(1, 1024, 4096), sms=132)
+    # 1023-wide weight, whose rows are not float4s, or 74 at 4095 columns on a GPU of 148
+    # SMs): not a candidate, so tuning goes on. Rows as float4s split in at most 64.
+    wide = heuristic_plan(Shape(1, 1023, 4096), sms=132)
     assert wide[2] > 64 and wide not in candidates(1, 4096, wide)
-    assert heuristic_plan(Shape(1, 4096, 11008), sms=148)[2] > 64
-    entries = [_entry_line("NN", 1, 1024, 4096, kernel, rows, splits)
+    assert heuristic_plan(Shape(1, 4095, 11008), sms=148)[2] > 64
+    assert heuristic_plan(Shape(1, 1024, 4096), sms=132)[2] == 64
+    entries = [_entry_line("NN", 1, 1023, 4096, kernel, rows, splits)
                for kernel, rows, splits in candidates(1, 4096, wide)]
     for line in entries:
-        _C.auto_plan(1, 1024, 4096, 1, False, True, H100_SMS, True, "# header\n" + line)  # parses
+        _C.auto_plan(1, 1023, 4096, 1, False, False, H100_SMS, True, "# header\n" + line)  # parses
 
 
 def test_table_names_its_gpu():

@@ -59,16 +59,33 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
 
 void launch_auto(const GemmProblem& p);
 
+// Whether launch_peeled takes the problem: its last r <= 8 columns of a large output apart.
+bool peels(const GemmProblem& p) {
+  const int64_t r = p.N % 128;
+  return p.batch == 1 && p.M >= 1024 && p.N >= 1024 && r != 0 && r <= kSkinnyMaxM;
+}
+
+// Whether launch_a_transposed takes the problem (B's rows float4s: b_vec). Not where the last
+// columns are peeled: the rest's product decides then, as the tuner tunes it (tuned_shape in
+// gemmtiles/tune.py), and its own call transposes A where that product's rule says so.
+bool transposes_a(const GemmProblem& p, bool b_vec, const AutoTable* table) {
+  return !peels(p) && transpose_a_first(p.M, p.N, p.K, p.batch, a_kmajor(p), b_kmajor(p), b_vec, table) &&
+         transpose_fits(p.M, p.K);
+}
+
 // The tile kernels load an operand whose rows are not 16-byte aligned (a leading dimension
 // that is not a multiple of 4, or an odd offset) one float at a time: 4095 x 4097 x 4093 ran
 // at 0.85x cuBLAS against 4096^3's 0.93x. For large outputs (M and N >= 1024) such an operand
 // is copied first into rows that are: the copy reads and writes it once (about 3% of the
 // product's time at 4096^2 x 4093), the product then runs at the aligned rate.
-bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
+bool launch_realigned(const GemmProblem& p, const AutoTable* table, c10::DeviceIndex device) {
   if (p.batch != 1 || p.M < 1024 || p.N < 1024) return false;
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
   const int64_t lda = a_ld(p), ldb = b_ld(p);
-  const bool a_ok = operand_vec_ok(p.a, lda), b_ok = operand_vec_ok(p.b, ldb);
+  const bool b_ok = operand_vec_ok(p.b, ldb);
+  // Where A would be copied M-major once B's rows are (transposes_a), A is left as it is:
+  // one copy of A, not two.
+  const bool a_ok = operand_vec_ok(p.a, lda) || (!b_ok && transposes_a(p, true, table));
   if (a_ok && b_ok) return false;
   GemmProblem q = p;
   at::Tensor a, b;  // alive until the launches are queued; the allocator orders their reuse
@@ -87,11 +104,10 @@ bool launch_realigned(const GemmProblem& p, c10::DeviceIndex device) {
 }
 
 // NN with the copy of A transposed (transpose_a_first in auto_plan.h, or the tuned table's
-// `transposed` entry): the product then runs with an M-major A, on the heuristic's plan. The copy comes from the caching allocator, on this stream.
+// `transposed` entry): the product then runs with an M-major A, on the heuristic's plan. The
+// copy comes from the caching allocator, on this stream.
 bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* table, c10::DeviceIndex device) {
-  if (!transpose_a_first(p.M, p.N, p.K, p.batch, a_kmajor(p), b_kmajor(p), b_vec, table) ||
-      !transpose_fits(p.M, p.K))
-    return false;
+  if (!transposes_a(p, b_vec, table)) return false;
   const at::Tensor t = at::empty({p.K, p.M}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
   launch_transpose(p.a, p.M, p.K, a_ld(p), t.data_ptr<float>(), p.M, c10::cuda::getCurrentCUDAStream());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -109,8 +125,8 @@ bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* tabl
 // N0 columns, and the last r <= 8 as the transposed problem (out[:, N0:]^T = B[:, N0:]^T A^T:
 // r rows against the whole of A, which the skinny kernel streams once), scaled into place.
 bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
+  if (!peels(p)) return false;
   const int64_t r = p.N % 128;
-  if (p.batch != 1 || p.M < 1024 || p.N < 1024 || r == 0 || r > kSkinnyMaxM) return false;
   GemmProblem main = p;
   main.N = p.N - r;
   launch_auto(main);
@@ -160,7 +176,7 @@ void launch_auto(const GemmProblem& p) {
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
                                   table.get(), a_vec);
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, device) ||
+    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, table.get(), device) ||
         launch_peeled(p, device))
       return;
   }

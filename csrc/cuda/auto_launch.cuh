@@ -223,7 +223,8 @@ inline GemmProblem columns_from(const GemmProblem& p, int64_t c0) {
 inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
   const AsyncTail t = async_tail(p, plan);
   if (t.head_cols > 0) return auto_workspace(columns_from(p, t.head_cols), t.tail);
-  return plan.splits > 1 && !cluster_reduce(p, plan) ? plan.splits * p.batch * p.M * p.N : 0;
+  const int64_t partials = plan_partials(plan);
+  return partials > 1 && !cluster_reduce(p, plan) ? partials * p.batch * p.M * p.N : 0;
 }
 
 // Whether split_k_reduce_kernel, as the current device runs it, was compiled with its wait
@@ -389,16 +390,31 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
   launch_skinny_kmajor_cfg<Cfg, (MT > 4)>(p, plan, ws, stream);
 }
 
+// Row-major B with 16-byte aligned rows: 128 columns a block, its 8 warps on 8 slices of K
+// (skinny_split in auto_plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
+// 4 for 8 (whose accumulators need the registers: 128 with no spills).
+template <int MT>
+void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  static_assert(kSkinnySplitChunk == kSkinnyChunk && kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
+                "auto_plan models this kernel");
+  const int64_t partials = plan_partials(plan);
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kSkinnySplitCols)), static_cast<unsigned>(partials),
+                  static_cast<unsigned>(p.batch));
+  const SkinnySplit s{plan.k_slice, partials > 1 ? ws : nullptr};
+  skinny_nmajor_split_kernel<MT, MT <= 4 ? 8 : 4><<<grid, 256, skinny_split_smem<MT>(), stream>>>(p, s);
+  if (partials > 1) launch_reduce(p, partials, ws, stream);
+}
+
 // The skinny configurations for MT (4 or 8) rows (auto_plan chooses NW the same way):
-// column-major B as above; row-major B, one float4 group per lane, or 4 single columns.
+// column-major B as above; row-major B, 4 columns of a float4 per lane (launch_skinny_split)
+// or 4 single columns.
 template <int MT>
 void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(MT == 4 || MT == 8, "the skinny kernels take up to kSkinnyMaxM = 8 rows");
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     launch_skinny_kmajor<MT>(p, plan, ws, stream);
-  } else if (plan.w == 4) {
-    using Cfg = SkinnyConfig<MT, 1, 2>;
-    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 4>, ws, stream);
+  } else if (skinny_split(plan)) {
+    launch_skinny_split<MT>(p, plan, ws, stream);
   } else {
     using Cfg = SkinnyConfig<MT, 4, 2>;
     launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>, ws, stream);

@@ -12,12 +12,17 @@
 //  * B column-major (nn.Linear's W^T): a lane walks k, a group of lanes holds NW columns
 //    and reads A in place or from shared memory; the lanes' partial sums are added by warp
 //    shuffles at the end.
-//  * B row-major: a lane walks n; the block keeps all M rows of a slice of A in shared
-//    memory and every lane of a warp reads the same A(m, k) (a broadcast); no reduction
-//    inside the block.
+//  * B row-major, its rows 16-byte aligned: a block is 8 warps on the same 128 columns (a
+//    float4 per lane), each warp on its own slice of K, with its rows of A staged in its own
+//    shared memory (every lane reads the same A(m, k): a broadcast); the block adds its
+//    warps' sums in shared memory, so the workspace holds one partial product per block
+//    along K, not per slice (8 times less to write and add);
+//  * B row-major otherwise: a lane walks n over single columns; the block keeps all M rows
+//    of a slice of A in shared memory; no reduction inside the block.
 // B is read as float4 (W = 4 consecutive elements per lane, 512 bytes per warp load) when
 // its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load).
-// Both kernels read any strides correctly; the layout picks which one reads B coalesced.
+// The column-major and single-column kernels read any strides correctly (the layout picks
+// which one reads B coalesced); the float4 row-major kernel takes unit column stride only.
 // Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice
 // (row-major B); a workspace of splits * M * N floats when K is split.
 #pragma once
@@ -262,8 +267,113 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   }
 }
 
-// B row-major (unit column stride): a lane takes NW groups of W consecutive columns, 32 W
+// B row-major, rows 16-byte aligned (unit column stride): the block's 8 warps share 128
+// columns, lane l the four from 4 l, and split the block's K: warp w takes the slice
+// blockIdx.y * 8 + w, of s.k_slice (a multiple of kSkinnyChunk). A warp stages its slice of
+// A kSkinnyChunk columns at a time in its own shared memory (no barrier across the block),
+// the next chunk's loads in registers while it uses the current one; its loads of B run one
+// group of P rows ahead of their use, so P to 2 P rows are in flight per lane at all times
+// and the first are issued before A's. At the end the 8 warps' sums are added in shared
+// memory in warp order (a fixed order: the same bits on every run) and written: to the
+// workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
+// the epilogue. H100, one run, us, against the kernel below with its splits one per block
+// (cuBLAS in brackets): 1 x 4096 x 4096 28.6 / 32.0 (26.5), 8 x 4096 x 4096 29.4 / 39.4
+// (45.7), 8 x 11008 x 4096 68.5 / 75.2 (97.7), 8 x 4096 x 11008 70.2 / 77.0 (132.6). The
+// block's slices added in a cluster (distributed shared memory) instead of the workspace
+// were slower, by 5-55% (30.6-35.2 us at 1 x 4096 x 4096): a cluster's blocks are placed and
+// finish together.
+// Grid (ceil(N / 128), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT>.
+inline constexpr int kSkinnyChunk = 64;
+template <int MT>
+constexpr size_t skinny_split_smem() {
+  // The warps' staged chunks of A, then (the same memory) their sums.
+  return sizeof(float) * 8 * MT * (kSkinnyChunk > 128 ? kSkinnyChunk : 128);
+}
+
+template <int MT, int P>
+__global__ void __launch_bounds__(256, 2) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
+  constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
+  static_assert(KC % (2 * P) == 0, "a chunk is whole pairs of groups of rows");
+  extern __shared__ __align__(16) float smem[];
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n_block = int64_t(blockIdx.x) * 128, n0 = n_block + lane * 4;
+  const int64_t k_begin = (int64_t(blockIdx.y) * 8 + warp) * s.k_slice;
+  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
+  float* As = smem + warp * MT * KC;  // As[m * KC + kk]: this warp's chunk of A
+  float acc[MT][4] = {};
+  if (k_begin < k_end) {
+    float bv[2][P][4];
+    // Rows k .. k + P - 1 of B (zeros past the slice).
+    auto load_b = [&](float (&dst)[P][4], int64_t k) {
+#pragma unroll
+      for (int u = 0; u < P; ++u) {
+        if (k + u < k_end) {
+          load_line<4>(dst[u], v.b + (k + u) * p.b_rs, n0, 1, p.N);
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) dst[u][w] = 0.0f;
+        }
+      }
+    };
+    // A(m, k0 + e) for this lane's e (lane and lane + 32), zeros past M and the slice.
+    float an[kPer];
+    auto load_a = [&](int64_t k0) {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const int m = i / (KC / 32);
+        const int64_t k = k0 + lane + 32 * (i % (KC / 32));
+        an[i] = m < p.M && k < k_end ? v.a[m * p.a_rs + k * p.a_cs] : 0.0f;
+      }
+    };
+    load_b(bv[0], k_begin);
+    load_a(k_begin);
+    for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
+      __syncwarp();  // the previous chunk's reads of As are done
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) As[(i / (KC / 32)) * KC + lane + 32 * (i % (KC / 32))] = an[i];
+      __syncwarp();
+      if (k0 + KC < k_end) load_a(k0 + KC);
+#pragma unroll
+      for (int g = 0; g < KC / P; ++g) {
+        load_b(bv[(g + 1) % 2], k0 + (g + 1) * P);
+#pragma unroll
+        for (int u = 0; u < P; ++u)
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            const float av = As[m * KC + g * P + u];
+#pragma unroll
+            for (int w = 0; w < 4; ++w) acc[m][w] += av * bv[g % 2][u][w];
+          }
+      }
+    }
+  }
+  // The warps' sums, red[warp][m][128], added in warp order.
+  __syncthreads();  // every warp is done with its chunk of A (the same memory)
+  float* red = smem;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+    *reinterpret_cast<float4*>(&red[(warp * MT + m) * 128 + lane * 4]) =
+        make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+  __syncthreads();
+  for (int i = threadIdx.x; i < MT * 128; i += 256) {
+    const int m = i / 128;
+    const int64_t n = n_block + i % 128;
+    if (m >= p.M || n >= p.N) continue;
+    float x = red[i];
+#pragma unroll
+    for (int q = 1; q < 8; ++q) x += red[q * MT * 128 + i];
+    if (s.ws) {
+      s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
+    } else {
+      v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, x);
+    }
+  }
+}
+
+// B row-major, any column stride; columns one per lane: a lane takes NW single columns, 32
 // apart, and walks k; every lane of a warp reads the same A(m, k) (a shared broadcast).
+// (Written for W consecutive columns per lane too; the launch uses it with W = 1.)
 // Grid (ceil(N / (8 * 32 W NW)), splits, batch).
 template <class Cfg, int W>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_kernel(GemmProblem p, SkinnySplit s) {
