@@ -50,10 +50,10 @@ inline int64_t plan_partials(const AutoPlan& plan) {
   return skinny_split(plan) ? (plan.splits + kSkinnySplitWarps - 1) / kSkinnySplitWarps : plan.splits;
 }
 
-// Rows up to which the bandwidth-bound skinny kernels run, and blocks per SM they aim for.
-// For row-major B, from 9 rows on the 32-row split tile is faster (H100, 16 x 4096 x 4096: 48 us against 69;
-// at 8 rows the two are within 2% on square weights and skinny is faster by 5-20% on the
-// wider ones: scripts/tune_auto.cu).
+// Rows up to which every skinny kernel runs, and blocks per SM they aim for. For row-major B
+// whose rows are not float4s, from 9 rows on the 32-row split tile is faster (H100, 16 x 4096
+// x 4096: 48 us against 69; at 8 rows the two are within 2% on square weights and skinny is
+// faster by 5-20% on the wider ones: scripts/tune_auto.cu).
 inline constexpr int64_t kSkinnyMaxM = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
@@ -62,8 +62,11 @@ inline constexpr int kSkinnyWarps = 8;
 // faster than on the 32-row split tile (H100, one run, us: 16 x 4096 x 4096 NT 42.2 against
 // 49.7, 16 x 4096 x 11008 NT 97.2 against 112.4; 16 x 11008 x 4096 NT within 1%).
 inline constexpr int64_t kSkinnyKMajorMaxM = 16;
-inline constexpr int64_t skinny_max_m(bool b_kmajor) {
-  return b_kmajor ? kSkinnyKMajorMaxM : kSkinnyMaxM;
+// Row-major B as float4s: the kernel whose warps split a block's K takes up to 16 rows (one
+// block per SM past 8: 64 accumulators a thread).
+inline constexpr int64_t kSkinnySplitMaxM = 16;
+inline constexpr int64_t skinny_max_m(bool b_kmajor, bool b_vec) {
+  return b_kmajor ? kSkinnyKMajorMaxM : b_vec ? kSkinnySplitMaxM : kSkinnyMaxM;
 }
 
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
@@ -270,12 +273,12 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
         return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
                                K, e->splits);
-      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
+      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor, b_vec))
         return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
       if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
     }
   }
-  if (M > skinny_max_m(b_kmajor)) {
+  if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
     // operands allow it; else warptile's 128 x 256, for row-major A and up to kSplitTileMaxM
@@ -313,7 +316,7 @@ inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
   return plan;
 }
 
-// The skinny kernel for M <= skinny_max_m(b_kmajor) rows;
+// The skinny kernel for M <= skinny_max_m(b_kmajor, b_vec) rows;
 // splits 0: enough for two blocks per SM.
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits) {
@@ -322,18 +325,27 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   plan.w = b_vec ? 4 : 1;
   const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
   plan.nw = b_kmajor ? shape.nw : !b_vec ? 4 : 1;
-  const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
   if (skinny_split(plan)) {
-    // Blocks of 128 columns, 8 slices of K each: as many blocks along K as fill the slots
-    // once (a partial second wave cost more: H100, 8 x 11008 x 4096 on 86 x 3 blocks 68.5
-    // us, on 86 x 4 82.0), at most 8 (the table's most splits).
-    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
-    const int64_t want = splits > 0 ? splits : kSkinnySplitWarps * std::clamp<int64_t>(slots / blocks, 1, 8);
+    // Blocks of 128 columns, 8 slices of K each (two blocks per SM, one past 8 rows): the
+    // fewest blocks along K, at most 8 (the table's most splits), that leave no wave of
+    // blocks less than 90% full, else the fullest last wave (a partial wave cost more than
+    // longer slices: H100, 8 x 11008 x 4096 on 86 x 3 blocks 68.5 us, on 86 x 4 82.0).
+    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch, slots = (plan.mt > 8 ? 1 : 2) * sms;
+    int64_t parts = 1;
+    double best = 0.0;
+    for (int64_t q = 1; q <= 8; ++q) {
+      const int64_t b = blocks * q;
+      const double full = double(b) / double(ceil_div64(b, slots) * slots);
+      if (full > best + 1e-9) best = full, parts = q;
+      if (full >= 0.9) break;
+    }
+    const int64_t want = splits > 0 ? splits : kSkinnySplitWarps * parts;
     splits = std::min<int64_t>(want, ceil_div64(K, kSkinnySplitChunk));
     plan.k_slice = ceil_div64(ceil_div64(K, splits), kSkinnySplitChunk) * kSkinnySplitChunk;
     plan.splits = ceil_div64(K, plan.k_slice);
     return plan;
   }
+  const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
   const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? shape.groups : 32 * plan.w);
   const int64_t blocks = ceil_div64(N, cols) * batch;
   // Row-major B: splits enough to reach two blocks per SM. Column-major B: no more than

@@ -29,6 +29,7 @@ CASES = [
     (3, 20000, 40, "row", "col", 0, 0, None),  # auto's skinny kernel with K whole
     (7, 300, 5004, "row", "col", 0, 0, None),  # W^T as float4, A staged, K split,
     (5, 1028, 3000, "row", "row", 0, 0, None),  # row-major B as float4: 8 slices a block, 6 blocks along K,
+    (13, 1028, 1500, "row", "row", 0, 0, None),  # its 16-row configuration,
     (3, 20000, 40, "row", "row", 0, 0, None),  # K whole
     (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
     (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A

@@ -22,7 +22,7 @@ H100_SMS = 132
         (8, 4096, 4096, 5, False, "skinny_nmajor", 8),
         (9, 11008, 4096, 1, True, "skinny_kmajor", 16),  # W^T: skinny up to 16 rows
         (16, 4096, 4096, 3, True, "skinny_kmajor", 16),
-        (16, 4096, 4096, 1, False, "split_tile", 32),
+        (16, 4096, 4096, 1, False, "skinny_nmajor", 16),  # B's rows float4s: skinny up to 16 rows
         (17, 11008, 4096, 1, True, "split_tile", 32),
         (32, 4096, 11008, 1, True, "split_tile", 32),
         (33, 4096, 4096, 1, True, "split_tile", 64),
@@ -124,8 +124,14 @@ def test_plan_splits_k_to_fill_the_gpu():
     assert splits == 64 and k_slice == 64
     assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (22, 192)
     assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[4:] == (47, 64)
-    # Row-major B not float4: 4 single columns a lane, 1024 a block, splits to 2 blocks per SM.
+    # Row-major B not float4: 4 single columns a lane, 1024 a block, splits to 2 blocks per SM;
+    # past 8 rows the 32-row split tile.
     assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[4:] == (64, 64)
+    assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[:2] == ("split_tile", 32)
+    # 9-16 rows of a float4 row-major B: one block per SM, so 4 blocks along K fill 128 of
+    # 132 slots at 4096 columns, 3 make two waves of 258 at 11008 (22 slices of 192).
+    assert _C.auto_plan(16, 4096, 4096, 1, False, True, H100_SMS)[4:] == (32, 128)
+    assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:] == (22, 192)
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
     # 16 rows of W^T: 128 columns a block, one block per SM: 32 blocks, 4 splits fill 128.
@@ -140,6 +146,7 @@ CUDA_SHAPES = [
     # row-major B with 16-byte aligned rows (n + 1 a multiple of 4): 128 columns a block, 8
     # slices of K in it; blocks along K through the workspace, a ragged last block, K whole
     (2, 4099, 1031, "row"), (8, 131, 5000, "row"), (5, 1023, 64, "row"), (4, 255, 130, "row"),
+    (16, 4099, 1031, "row"), (12, 303, 2000, "row"), (9, 127, 64, "row"),  # 9-16 rows
     # W^T up to 8 rows, B as float4: A staged, K whole and split
     (6, 8000, 1003, "col"), (3, 300, 5003, "col"),
     # W^T's 16-row skinny kernel: chunks of A past 2048 columns (K whole), split, one column

@@ -392,16 +392,20 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 
 // Row-major B with 16-byte aligned rows: 128 columns a block, its 8 warps on 8 slices of K
 // (skinny_split in auto_plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
-// 4 for 8 (whose accumulators need the registers: 128 with no spills).
+// 4 for 8 (whose accumulators need the registers: 128 with no spills), 8 for 16 (one block
+// per SM, 64 KB of shared memory for the warps' sums).
 template <int MT>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitChunk == kSkinnyChunk && kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
                 "auto_plan models this kernel");
+  constexpr auto kernel = skinny_nmajor_split_kernel<MT, MT == 8 ? 4 : 8>;
+  constexpr size_t smem = skinny_split_smem<MT>();
+  if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   const int64_t partials = plan_partials(plan);
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kSkinnySplitCols)), static_cast<unsigned>(partials),
                   static_cast<unsigned>(p.batch));
   const SkinnySplit s{plan.k_slice, partials > 1 ? ws : nullptr};
-  skinny_nmajor_split_kernel<MT, MT <= 4 ? 8 : 4><<<grid, 256, skinny_split_smem<MT>(), stream>>>(p, s);
+  kernel<<<grid, 256, smem, stream>>>(p, s);
   if (partials > 1) launch_reduce(p, partials, ws, stream);
 }
 
@@ -430,6 +434,8 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
     case AutoKernel::kSkinnyNMajor:
       if (plan.mt == 16 && plan.kernel == AutoKernel::kSkinnyKMajor) {
         launch_skinny_kmajor<16>(p, plan, ws, stream);
+      } else if (plan.mt == 16) {
+        launch_skinny_split<16>(p, plan, ws, stream);
       } else {
         plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
       }

@@ -282,6 +282,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // block's slices added in a cluster (distributed shared memory) instead of the workspace
 // were slower, by 5-55% (30.6-35.2 us at 1 x 4096 x 4096): a cluster's blocks are placed and
 // finish together.
+// Up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a thread.
 // Grid (ceil(N / 128), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT>.
 inline constexpr int kSkinnyChunk = 64;
 template <int MT>
@@ -291,7 +292,7 @@ constexpr size_t skinny_split_smem() {
 }
 
 template <int MT, int P>
-__global__ void __launch_bounds__(256, 2) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
+__global__ void __launch_bounds__(256, MT <= 8 ? 2 : 1) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
   static_assert(KC % (2 * P) == 0, "a chunk is whole pairs of groups of rows");
   extern __shared__ __align__(16) float smem[];
