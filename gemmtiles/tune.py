@@ -3,7 +3,7 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
 itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
-where the operands allow it) at 1-48 splits of K, and for up to 8 rows (16 for NT) the
+where the operands allow it) at 1-48 splits of K, and for up to 16 rows (8 for NN whose B rows are not float4s) the
 skinny kernel at several split counts, and for NN A copied M-major first where the operands
 allow it (`transposed`); checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes

@@ -107,19 +107,21 @@ void run_shape(cublasHandle_t handle, int64_t M, int64_t N, int64_t K, bool b_km
   p.beta = 0.0f;
   const Case c{p, ref, b_kmajor};
   std::vector<Result> r;
-  const AutoPlan plan = auto_plan(M, N, K, 1, b_kmajor, true, 132);
+  // B's contiguous lines (length K for W^T, N otherwise) as float4s where they are whole ones.
+  const bool b_vec = (b_kmajor ? K : N) % 4 == 0;
+  const AutoPlan plan = auto_plan(M, N, K, 1, b_kmajor, b_vec, 132);
   std::vector<Result> chosen;
   // auto's warptile plan is warptile's own launch (torch side), which picks 128 x 256 or
   // 128 x 128 tiles: the 128x256 line with 1 split is the first of them.
   if (plan.kernel != AutoKernel::kWarptile) try_plan("auto", c, plan, chosen);
   // The skinny kernel on the heuristic's split count, against the tiles.
-  if (M <= skinny_max_m(b_kmajor, true))
-    try_plan("skinny", c, skinny_plan(M, N, K, 1, b_kmajor, true, 132), r);
+  if (M <= skinny_max_m(b_kmajor, b_vec))
+    try_plan("skinny", c, skinny_plan(M, N, K, 1, b_kmajor, b_vec, 132), r);
   try_tiles("32x128", 32, 128, c, r);
   try_tiles("64x128", 64, 128, c, r);  // the pipelined kernel where it takes the operands
   try_tiles("128x256", 128, 256, c, r);
   // The pipelined tile, where it takes the operands (A row-major here; B row-major: N % 4).
-  if (async_tile_ok(M, N, true, true, b_kmajor, true)) try_tiles("128x128", 128, 128, c, r);
+  if (async_tile_ok(M, N, true, true, b_kmajor, b_vec)) try_tiles("128x128", 128, 128, c, r);
   std::sort(r.begin(), r.end(), [](const Result& x, const Result& y) { return x.us < y.us; });
   std::printf("%5lld x %5lld x %5lld %s  cuBLAS %8.1f us  auto %s %d/%lld %.1f us %.2fx  best",
               (long long)M, (long long)N, (long long)K, b_kmajor ? "NT" : "NN", cublas_us,

@@ -1,6 +1,6 @@
 // The `auto` tier: per call, the kernel that suits the problem (auto_plan.h, with the GPU's
 // tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
-// 8 rows (16 for nn.Linear's W^T), the split-K tile kernels for up to 2048 rows and the
+// 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to 2048 rows and the
 // pipelined tile past them where it takes the operands (auto_launch.cuh), warptile otherwise —
 // or, where torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
@@ -187,8 +187,10 @@ void launch_auto(const GemmProblem& p) {
   if (const int64_t floats = auto_workspace(p, plan)) {
     ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
   }
-  launch_auto_plan(p, plan, ws.defined() ? ws.data_ptr<float>() : nullptr,
-                   c10::cuda::getCurrentCUDAStream());
+  const bool launched = launch_auto_plan(p, plan, ws.defined() ? ws.data_ptr<float>() : nullptr,
+                                         c10::cuda::getCurrentCUDAStream());
+  TORCH_INTERNAL_ASSERT(launched, "gemmtiles: auto planned ", auto_kernel_name(plan.kernel), " with ", plan.mt,
+                        " rows, which no launch takes");
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 GEMMTILES_CUDA_TIER(auto, Operands::kUnitStride, launch_auto);

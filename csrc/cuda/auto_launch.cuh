@@ -1,5 +1,5 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
-// kernels (10_skinny.cuh) for up to 8 rows (16 for nn.Linear's W^T), warptile's kernel on
+// kernels (10_skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s), warptile's kernel on
 // 32-row tiles and the pipelined kernel (11_async_tile.cuh) on 64-row ones (warptile's where
 // it does not take the operands) split along K for up to a few thousand rows, and for more the
 // pipelined 128 x 128 tile or, for operands it does not take, warptile's 128 x 256, K split
@@ -392,8 +392,9 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 
 // Row-major B with 16-byte aligned rows: 128 columns a block, its 8 warps on 8 slices of K
 // (skinny_split in auto_plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
-// 4 for 8 (whose accumulators need the registers: 128 with no spills), 8 for 16 (one block
-// per SM, 64 KB of shared memory for the warps' sums).
+// 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
+// sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of
+// shared memory for the warps' sums).
 template <int MT>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitChunk == kSkinnyChunk && kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
@@ -409,16 +410,13 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (partials > 1) launch_reduce(p, partials, ws, stream);
 }
 
-// The skinny configurations for MT (4 or 8) rows (auto_plan chooses NW the same way):
-// column-major B as above; row-major B, 4 columns of a float4 per lane (launch_skinny_split)
-// or 4 single columns.
+// The skinny configurations for MT (4 or 8) rows other than launch_skinny_split's (auto_plan
+// chooses NW the same way): column-major B as above; row-major B, 4 single columns a lane.
 template <int MT>
 void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  static_assert(MT == 4 || MT == 8, "the skinny kernels take up to kSkinnyMaxM = 8 rows");
+  static_assert(MT == 4 || MT == 8, "the single-column kernel takes up to kSkinnyMaxM = 8 rows");
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     launch_skinny_kmajor<MT>(p, plan, ws, stream);
-  } else if (skinny_split(plan)) {
-    launch_skinny_split<MT>(p, plan, ws, stream);
   } else {
     using Cfg = SkinnyConfig<MT, 4, 2>;
     launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>, ws, stream);
@@ -432,10 +430,14 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   switch (plan.kernel) {
     case AutoKernel::kSkinnyKMajor:
     case AutoKernel::kSkinnyNMajor:
-      if (plan.mt == 16 && plan.kernel == AutoKernel::kSkinnyKMajor) {
-        launch_skinny_kmajor<16>(p, plan, ws, stream);
+      if (skinny_split(plan)) {
+        plan.mt == 4   ? launch_skinny_split<4>(p, plan, ws, stream)
+        : plan.mt == 8 ? launch_skinny_split<8>(p, plan, ws, stream)
+                       : launch_skinny_split<16>(p, plan, ws, stream);
       } else if (plan.mt == 16) {
-        launch_skinny_split<16>(p, plan, ws, stream);
+        // 16 rows otherwise only for column-major B (skinny_max_m in auto_plan.h).
+        if (plan.kernel != AutoKernel::kSkinnyKMajor) return false;
+        launch_skinny_kmajor<16>(p, plan, ws, stream);
       } else {
         plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
       }

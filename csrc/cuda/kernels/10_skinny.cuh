@@ -1,5 +1,5 @@
-// Small M (decode, small batches): out = A @ B with a few rows (up to 8; up to 16 for
-// nn.Linear's W^T), bound by reading B.
+// Small M (decode, small batches): out = A @ B with a few rows (up to 16; up to 8 for a
+// row-major B whose rows are not 16-byte aligned), bound by reading B.
 //
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
 // time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
@@ -23,8 +23,10 @@
 // its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load).
 // The column-major and single-column kernels read any strides correctly (the layout picks
 // which one reads B coalesced); the float4 row-major kernel takes unit column stride only.
-// Costs: MT * NW accumulators per thread; MT * KC floats of shared memory for the A slice
-// (row-major B); a workspace of splits * M * N floats when K is split.
+// Costs: MT * NW accumulators per thread (MT * 4 in the float4 row-major kernel); MT * KC
+// floats of shared memory for the A slice (single-column kernel; the float4 one: 8 * MT * 128
+// for its warps' sums); a workspace of splits * batch * M * N floats when K is split across
+// blocks (ceil(splits / 8) for the float4 row-major kernel, whose splits are its warps').
 #pragma once
 
 #include "common.cuh"
