@@ -306,13 +306,19 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
 }
 
+// K cut into about `splits` slices of a multiple of `multiple` (fewer when K is short): the
+// plan's k_slice, and its splits, the whole slices that then cover K.
+inline void cut_k(AutoPlan& plan, int64_t K, int64_t splits, int64_t multiple) {
+  splits = std::max<int64_t>(1, std::min(splits, ceil_div64(K, multiple)));
+  plan.k_slice = ceil_div64(ceil_div64(K, splits), multiple) * multiple;
+  plan.splits = ceil_div64(K, plan.k_slice);
+}
+
 // The split tile of `rows` x `cols` (128 x 128: the pipelined tile) with K in `splits` slices
 // of a multiple of 8 (fewer when K is short).
 inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
   AutoPlan plan{AutoKernel::kSplitTile, rows, cols};
-  splits = std::max<int64_t>(1, std::min(splits, ceil_div64(K, 8)));
-  plan.k_slice = (ceil_div64(K, splits) + 7) / 8 * 8;
-  plan.splits = ceil_div64(K, plan.k_slice);
+  cut_k(plan, K, splits, 8);
   return plan;
 }
 
@@ -330,7 +336,8 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
     // fewest blocks along K, at most 8 (the table's most splits), that leave no wave of
     // blocks less than 90% full, else the fullest last wave (a partial wave cost more than
     // longer slices: H100, 8 x 11008 x 4096 on 86 x 3 blocks 68.5 us, on 86 x 4 82.0).
-    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch, slots = (plan.mt > 8 ? 1 : 2) * sms;
+    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
+    const int64_t slots = (plan.mt > 8 ? 1 : kSkinnyBlocksPerSm) * sms;
     int64_t parts = 1;
     double best = 0.0;
     for (int64_t q = 1; q <= 8; ++q) {
@@ -339,10 +346,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
       if (full > best + 1e-9) best = full, parts = q;
       if (full >= 0.9) break;
     }
-    const int64_t want = splits > 0 ? splits : kSkinnySplitWarps * parts;
-    splits = std::min<int64_t>(want, ceil_div64(K, kSkinnySplitChunk));
-    plan.k_slice = ceil_div64(ceil_div64(K, splits), kSkinnySplitChunk) * kSkinnySplitChunk;
-    plan.splits = ceil_div64(K, plan.k_slice);
+    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * parts, kSkinnySplitChunk);
     return plan;
   }
   const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
@@ -352,10 +356,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   // fill them once, since a partial second wave of its blocks cost more than fewer, longer
   // slices (H100: 1 x 4096 x 4096 NT 36.6 us on 3 splits, 31.1 on 2).
   const int64_t fill = b_kmajor ? slots / blocks : ceil_div64(slots, blocks);
-  const int64_t want = splits > 0 ? splits : std::max<int64_t>(1, fill);
-  splits = std::min<int64_t>({want, ceil_div64(K, 32), 65535});
-  plan.k_slice = (ceil_div64(K, splits) + 31) / 32 * 32;
-  plan.splits = ceil_div64(K, plan.k_slice);
+  cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : fill, 65535), 32);
   return plan;
 }
 
