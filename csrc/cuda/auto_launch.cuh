@@ -244,7 +244,7 @@ inline bool reduce_waits_for_the_splits() {
 // gap between the two. Elsewhere, a plain launch.
 inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws, cudaStream_t stream) {
   const int64_t outputs = p.batch * p.M * p.N;
-  const dim3 grid(static_cast<unsigned>(ceil_div64(outputs, 256)));
+  const dim3 grid(static_cast<unsigned>(ceil_div64(outputs, 256 * kReduceVec)));
   if (!reduce_waits_for_the_splits()) {
     split_k_reduce_kernel<<<grid, 256, 0, stream>>>(p, splits, ws);
     return;

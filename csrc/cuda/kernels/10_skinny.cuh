@@ -434,7 +434,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
   }
 }
 
-// out = alpha * (sum of the splits, in split order) + beta * c: one thread per output.
+// Outputs each thread of split_k_reduce_kernel adds up (kReduceVec consecutive ones of a row).
+inline constexpr int kReduceVec = 4;
+
+// out = alpha * (sum of the splits, in split order) + beta * c: four consecutive outputs of a
+// row per thread. Where rows hold whole float4s (N a multiple of 4, out's rows and the
+// workspace 16-byte aligned) a split's four partial sums are one float4 load, and four splits'
+// loads are issued before their adds, so that each thread has several in flight; elsewhere
+// the same outputs one at a time. Either way each output is 0 + split 0 + split 1 + ..., the
+// same bits.
 __global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int64_t splits,
                                                              const float* ws) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -442,14 +450,32 @@ __global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int6
   // may start while that kernel drains; wait here until its writes are visible.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  const int64_t mn = p.M * p.N;
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= p.batch * mn) return;
-  const int64_t z = i / mn, m = (i % mn) / p.N, n = i % p.N;
-  float acc = 0.0f;
-  for (int64_t sp = 0; sp < splits; ++sp) acc += ws[sp * p.batch * mn + i];
-  const float* c = p.c ? p.c + z * p.c_bs : nullptr;
-  p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, acc);
+  const int64_t mn = p.M * p.N, total = p.batch * mn;
+  const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kReduceVec;
+  if (i >= total) return;
+  const bool vec = p.N % 4 == 0 && out_vec_ok(p) && aligned16(ws);
+  if (vec) {
+    // i .. i + 3 lie in one row, since rows hold whole float4s.
+    const int64_t z = i / mn, m = (i % mn) / p.N, n = i % p.N;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+    for (int64_t sp = 0; sp < splits; ++sp) {
+      const float4 x = __ldcs(reinterpret_cast<const float4*>(ws + sp * total + i));
+      acc.x += x.x, acc.y += x.y, acc.z += x.z, acc.w += x.w;
+    }
+    const float* c = p.c ? p.c + z * p.c_bs : nullptr;
+    const float r[4] = {epilogue(p, c, m, n, acc.x), epilogue(p, c, m, n + 1, acc.y),
+                        epilogue(p, c, m, n + 2, acc.z), epilogue(p, c, m, n + 3, acc.w)};
+    *reinterpret_cast<float4*>(p.out + z * p.out_bs + m * p.out_rs + n) = make_float4(r[0], r[1], r[2], r[3]);
+    return;
+  }
+  for (int64_t e = i; e < i + kReduceVec && e < total; ++e) {
+    const int64_t z = e / mn, m = (e % mn) / p.N, n = e % p.N;
+    float acc = 0.0f;
+    for (int64_t sp = 0; sp < splits; ++sp) acc += __ldcs(ws + sp * total + e);
+    const float* c = p.c ? p.c + z * p.c_bs : nullptr;
+    p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, acc);
+  }
 }
 
 }  // namespace gemmtiles
