@@ -330,16 +330,25 @@ void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
   cudaLaunchKernelEx(&launch.config, kernel, q);
 }
 
+// A skinny kernel of `threads` threads a block, each block on `cols` columns and one of the
+// plan's partial products along K (plan_partials: blockIdx.y), which the reduction pass adds
+// where there are several.
+inline void launch_skinny_grid(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
+                               int64_t cols, int threads, size_t smem, float* ws, cudaStream_t stream) {
+  const int64_t partials = plan_partials(plan);
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(partials),
+                  static_cast<unsigned>(p.batch));
+  const SkinnySplit s{plan.k_slice, partials > 1 ? ws : nullptr};
+  kernel<<<grid, threads, smem, stream>>>(p, s);
+  if (partials > 1) launch_reduce(p, partials, ws, stream);
+}
+
 template <class Cfg>
 void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
                    float* ws, cudaStream_t stream, size_t smem = 0) {
   const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
   const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? Cfg::kGroups : 32 * plan.w);
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(plan.splits),
-                  static_cast<unsigned>(p.batch));
-  const SkinnySplit s{plan.k_slice, plan.splits > 1 ? ws : nullptr};
-  kernel<<<grid, Cfg::kThreads, smem, stream>>>(p, s);
-  if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
+  launch_skinny_grid(p, plan, kernel, cols, Cfg::kThreads, smem, ws, stream);
 }
 
 // Shared memory one block may opt in to on the current device, asked once per device.
@@ -402,12 +411,7 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   constexpr auto kernel = skinny_nmajor_split_kernel<MT, MT == 8 ? 4 : 8>;
   constexpr size_t smem = skinny_split_smem<MT>();
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
-  const int64_t partials = plan_partials(plan);
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kSkinnySplitCols)), static_cast<unsigned>(partials),
-                  static_cast<unsigned>(p.batch));
-  const SkinnySplit s{plan.k_slice, partials > 1 ? ws : nullptr};
-  kernel<<<grid, 256, smem, stream>>>(p, s);
-  if (partials > 1) launch_reduce(p, partials, ws, stream);
+  launch_skinny_grid(p, plan, kernel, kSkinnySplitCols, 256, smem, ws, stream);
 }
 
 // The skinny configurations for MT (4 or 8) rows other than launch_skinny_split's (auto_plan

@@ -463,10 +463,9 @@ __global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int6
       const float4 x = __ldcs(reinterpret_cast<const float4*>(ws + sp * total + i));
       acc.x += x.x, acc.y += x.y, acc.z += x.z, acc.w += x.w;
     }
-    const float* c = p.c ? p.c + z * p.c_bs : nullptr;
-    const float r[4] = {epilogue(p, c, m, n, acc.x), epilogue(p, c, m, n + 1, acc.y),
-                        epilogue(p, c, m, n + 2, acc.z), epilogue(p, c, m, n + 3, acc.w)};
-    *reinterpret_cast<float4*>(p.out + z * p.out_bs + m * p.out_rs + n) = make_float4(r[0], r[1], r[2], r[3]);
+    const BatchView v{nullptr, nullptr, p.c ? p.c + z * p.c_bs : nullptr, p.out + z * p.out_bs};
+    const float r[4] = {acc.x, acc.y, acc.z, acc.w};
+    store_row4(p, v, m, n, r, true);
     return;
   }
   for (int64_t e = i; e < i + kReduceVec && e < total; ++e) {
