@@ -366,11 +366,11 @@ inline int64_t block_smem_optin() {
 
 // The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto_plan.h):
 // up to 4 rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256
-// columns at a time, two blocks per SM; 16 rows A staged KC = 2048 columns at a time (128 KB)
-// and shared by four groups of 8 lanes, 4 columns per group, one block per SM (226 registers:
-// 64 accumulators and four steps of B in flight) — or 256 columns at a time (16 KB) on a GPU
-// whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
-template <int MT, int KC = (MT <= 8 ? 256 : 2048)>
+// columns at a time (two buffers), two blocks per SM; 16 rows A staged KC = 1024 columns at a
+// time (two buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one
+// block per SM (64 accumulators and four steps of B in flight) — or 256 columns at a time
+// (32 KB) on a GPU whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
+template <int MT, int KC = (MT <= 8 ? 256 : 1024)>
 using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm, KC,
                                   32 / skinny_kmajor_shape(MT).groups>;
 

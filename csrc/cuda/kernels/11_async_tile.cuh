@@ -34,54 +34,6 @@
 
 namespace gemmtiles {
 
-// dst[0..3] = the first src_bytes (16 or 0) bytes at src, zeros after them; asynchronous where
-// the GPU has cp.async (sm_80+): complete after cp_async_wait. Both 16-byte aligned, and src
-// 16 readable bytes even when src_bytes is 0 (nothing is read then).
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
-#else
-  *reinterpret_cast<float4*>(dst) = src_bytes ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
-#endif
-}
-
-// cp_async16 of all 16 bytes: no source size, so no register or predicate for it.
-__device__ __forceinline__ void cp_async16_all(float* dst, const float* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-#else
-  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
-#endif
-}
-
-// dst[0] = src[0] if src_bytes is 4, else 0; asynchronous as cp_async16.
-// (Neither has a memory clobber: what they write is read only after cp_async_wait and a
-// barrier, which order the compiler's accesses.)
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
-#else
-  dst[0] = src_bytes ? src[0] : 0.0f;
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Waits until at most N of this thread's committed groups of copies are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
 // Thread-block clusters (sm_90+): a barrier of all the cluster's threads, whose shared-memory
 // writes before it are visible to every block of the cluster after it; this block's rank in
 // its cluster; and a float4 of the shared memory of the cluster's block `rank`, at the offset
