@@ -33,9 +33,6 @@ __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tun
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
 SKINNY_SPLITS = (1, 2, 4, 8, 16, 24, 32, 48, 64)
-# Rows the skinny kernel takes (skinny_max_m in csrc/auto_plan.h): NN up to 16 where B's
-# rows are float4s, 8 where not; NT up to 16.
-SKINNY_MAX_M, SKINNY_VEC_MAX_M, SKINNY_NT_MAX_M = 8, 16, 16
 TUNED_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
 
@@ -88,8 +85,9 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         # wherever the row length allows: a row-major B of n % 4 == 0 columns).
         if n is not None and _C.async_tile_ok(m, n, True, True, layout == "NT", layout == "NT" or n % 4 == 0):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
-    nn_most = SKINNY_VEC_MAX_M if n is not None and n % 4 == 0 else SKINNY_MAX_M
-    if m <= (SKINNY_NT_MAX_M if layout == "NT" else nn_most):
+    # The rows auto's skinny kernels take (csrc/auto_plan.h): a contiguous row-major B's rows
+    # are float4s where n % 4 == 0.
+    if m <= _C.skinny_max_m(layout == "NT", layout == "NT" or (n is not None and n % 4 == 0)):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)

@@ -32,7 +32,7 @@ CASES = [
     (13, 1028, 1500, "row", "row", 0, 0, None),  # its 16-row configuration,
     (3, 20000, 40, "row", "row", 0, 0, None),  # K whole
     (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
-    (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: two chunks of A
+    (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: three chunks of A in two buffers
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
     (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows on warptile's kernel (B off 16 bytes),
     (190, 1000, 517, "row", "col", 1, 1, None),  # the 64-row tile on the pipelined kernel, last tile moved back,

@@ -149,7 +149,7 @@ CUDA_SHAPES = [
     (16, 4099, 1031, "row"), (12, 303, 2000, "row"), (9, 127, 64, "row"),  # 9-16 rows
     # W^T up to 8 rows, B as float4: A staged, K whole and split
     (6, 8000, 1003, "col"), (3, 300, 5003, "col"),
-    # W^T's 16-row skinny kernel: chunks of A past 2048 columns (K whole), split, one column
+    # W^T's 16-row skinny kernel: five chunks of A of 1024 columns (K whole), split, one column
     (9, 20000, 4100, "col"), (16, 129, 2085, "col"), (11, 1, 300, "col"), (16, 4096, 4096, "col"),
     # every split tile (32, 64, 128 rows), split and unsplit, edges off 8 and the tiles
     (13, 1000, 2049, "col"), (16, 3000, 255, "row"), (17, 77, 5000, "col"), (32, 4097, 257, "row"),
@@ -553,3 +553,17 @@ def test_tune_finds_a_correct_plan(tmp_path):
     assert kernel in ("warptile", "split_tile") and ms > 0
     assert result["entry"] == f"NT 24 768 1024 {kernel} {rows} {splits}"
     assert _C.auto_table_source(torch.cuda.current_device()) == "not loaded"  # left as found
+
+
+def test_tune_offers_skinny_where_auto_runs_it():
+    from gemmtiles.tune import candidates
+
+    # The rows of the skinny kernels (auto_plan.h's skinny_max_m, read through the extension):
+    # W^T and a row-major B of float4 rows up to 16, other row-major B up to 8 (or n unknown).
+    assert _C.skinny_max_m(True, False) == _C.skinny_max_m(True, True) == 16
+    assert (_C.skinny_max_m(False, True), _C.skinny_max_m(False, False)) == (16, 8)
+    for m, n, layout, skinny in [(16, 4096, "NT", True), (17, 4096, "NT", False), (16, 4094, "NT", True),
+                                 (16, 4096, "NN", True), (17, 4096, "NN", False), (8, 4094, "NN", True),
+                                 (9, 4094, "NN", False), (8, None, "NN", True), (9, None, "NN", False)]:
+        offered = any(c[0] == "skinny" for c in candidates(m, 4096, layout=layout, n=n))
+        assert offered == skinny, (m, n, layout)
