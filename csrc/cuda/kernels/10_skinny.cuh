@@ -24,8 +24,8 @@
 // The column-major and single-column kernels read any strides correctly (the layout picks
 // which one reads B coalesced); the float4 row-major kernel takes unit column stride only.
 // Costs: MT * NW accumulators per thread (MT * 4 in the float4 row-major kernel); MT * KC
-// floats of shared memory for the A slice (single-column kernel; the float4 one: 8 * MT * 128
-// for its warps' sums); a workspace of splits * batch * M * N floats when K is split across
+// floats of shared memory for the A slice (single-column kernel; the column-major one with A
+// staged: 2 * MT * KC, two chunks; the float4 one: 8 * MT * 128 for its warps' sums); a workspace of splits * batch * M * N floats when K is split across
 // blocks (ceil(splits / 8) for the float4 row-major kernel, whose splits are its warps').
 #pragma once
 
