@@ -3,9 +3,9 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
 itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
-where the operands allow it) at 1-48 splits of K, and for up to 16 rows (8 for NN whose B rows are not float4s) the
-skinny kernel at several split counts, and for NN A copied M-major first where the operands
-allow it (`transposed`); checks that each gives the heuristic's
+where the operands allow it) at 1-48 splits of K, and for up to 16 rows (8 for NN whose B
+rows are not float4s) the skinny kernel at several split counts, and for NN A copied M-major
+first where the operands allow it (`transposed`); checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -78,16 +78,18 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     not known, no pipelined tile) of contiguous operands in `layout`, and `extra` (the
     heuristic's plan) where it is not among them and a table entry can name it."""
     out = [("warptile", 0, 1)]
+    # The operands are contiguous, so B's lines are 16-byte aligned wherever their length
+    # allows: W^T's always (as auto takes them), a row-major B's where n % 4 == 0.
+    b_kmajor = layout == "NT"
+    b_vec = b_kmajor or (n is not None and n % 4 == 0)
     if m <= 2048:
         rows = [r for r, most in ((32, 256), (64, 512), (128, 2048)) if m <= most]
         out += [("split_tile", r, s) for r in rows for s in SPLITS if s <= max(1, k // 64)]
-        # The pipelined tile where it takes the operands (contiguous, so 16-byte aligned rows
-        # wherever the row length allows: a row-major B of n % 4 == 0 columns).
-        if n is not None and _C.async_tile_ok(m, n, True, True, layout == "NT", layout == "NT" or n % 4 == 0):
+        # The pipelined tile where it takes the operands.
+        if n is not None and _C.async_tile_ok(m, n, True, True, b_kmajor, b_vec):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
-    # The rows auto's skinny kernels take (csrc/auto_plan.h): a contiguous row-major B's rows
-    # are float4s where n % 4 == 0.
-    if m <= _C.skinny_max_m(layout == "NT", layout == "NT" or (n is not None and n % 4 == 0)):
+    # The rows auto's skinny kernels take (skinny_max_m in csrc/auto_plan.h).
+    if m <= _C.skinny_max_m(b_kmajor, b_vec):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)

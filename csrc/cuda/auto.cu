@@ -1,8 +1,9 @@
 // The `auto` tier: per call, the kernel that suits the problem (auto_plan.h, with the GPU's
 // tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
-// 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to 2048 rows and the
-// pipelined tile past them where it takes the operands (auto_launch.cuh), warptile otherwise —
-// or, where torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
+// 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
+// 2048 rows and the pipelined tile past them where it takes the operands (auto_launch.cuh),
+// warptile otherwise — or, where torch.set_float32_matmul_precision allows it, the tensor-core
+// tiers on Hopper.
 #include <cstdint>
 
 #include <ATen/ATen.h>

@@ -1,11 +1,11 @@
 // The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
-// kernels (10_skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s), warptile's kernel on
-// 32-row tiles and the pipelined kernel (11_async_tile.cuh) on 64-row ones (warptile's where
-// it does not take the operands) split along K for up to a few thousand rows, and for more the
-// pipelined 128 x 128 tile or, for operands it does not take, warptile's 128 x 256, K split
-// where the tiles are too few. Torch-free, so that scripts/tune_auto.cu
-// times exactly what auto.cu runs; the caller provides the workspace (auto_workspace floats)
-// and checks the launches.
+// kernels (10_skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s),
+// warptile's kernel on 32-row tiles and the pipelined kernel (11_async_tile.cuh) on 64-row
+// ones (warptile's where it does not take the operands) split along K for up to a few thousand
+// rows, and for more the pipelined 128 x 128 tile or, for operands it does not take,
+// warptile's 128 x 256, K split where the tiles are too few. Torch-free, so that
+// scripts/tune_auto.cu times exactly what auto.cu runs; the caller provides the workspace
+// (auto_workspace floats) and checks the launches.
 //
 // Split K for the tile kernel: a problem with too few output tiles for the GPU (33 to a few
 // hundred rows against a 4096-wide weight make 32-100 tiles of 128 x 128 for 132 SMs) runs the

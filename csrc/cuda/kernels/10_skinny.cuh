@@ -25,8 +25,9 @@
 // which one reads B coalesced); the float4 row-major kernel takes unit column stride only.
 // Costs: MT * NW accumulators per thread (MT * 4 in the float4 row-major kernel); MT * KC
 // floats of shared memory for the A slice (single-column kernel; the column-major one with A
-// staged: 2 * MT * KC, two chunks; the float4 one: 8 * MT * 128 for its warps' sums); a workspace of splits * batch * M * N floats when K is split across
-// blocks (ceil(splits / 8) for the float4 row-major kernel, whose splits are its warps').
+// staged: 2 * MT * KC, two chunks; the float4 one: 8 * MT * 128 for its warps' sums); a
+// workspace of splits * batch * M * N floats when K is split across blocks (ceil(splits / 8)
+// for the float4 row-major kernel, whose splits are its warps').
 #pragma once
 
 #include "common.cuh"
@@ -166,7 +167,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
     // 8-row products within 1-3%.)
     constexpr int kAhead = Cfg::kAhead, kRound = kAhead * kStep;
     static_assert(KC % kRound == 0, "a staged chunk is whole rounds of steps");
-    extern __shared__ __align__(16) float As[];  // chunk c at As + (c % 2) * MT * KC, A(m, k0 + kk) at [m * KC + kk]
+    // Chunk c at As + (c % 2) * MT * KC, its A(m, k0 + kk) at [m * KC + kk].
+    extern __shared__ __align__(16) float As[];
     const bool a_vec = p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
     float bv[kAhead][NW][W];
     // A column past N reads the last column (an in-bounds read, never stored) instead of
