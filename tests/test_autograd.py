@@ -220,3 +220,88 @@ def test_linear_weight_gradient_needs_no_copy(tier, device):
     lin.weight.register_hook(lambda grad: contiguous.append(grad.is_contiguous()))
     lin(x).sum().backward()
     assert contiguous == [True]
+
+
+# The autograd node's own behaviour, as torch's nodes behave: second derivatives, saved
+# tensors freed after backward and checked against in-place changes, compiled autograd.
+NODE = [pytest.param("blocked", "cpu", id="blocked-cpu"),
+        pytest.param("auto", "cuda", id="auto-cuda", marks=needs_cuda)]
+
+
+@pytest.mark.parametrize("tier,device", NODE)
+def test_second_derivative(tier, device):
+    g = torch.Generator().manual_seed(3)
+    a0, b0 = torch.randn(6, 5, generator=g), torch.randn(5, 4, generator=g)
+
+    def second(mm):
+        a = a0.to(device).requires_grad_()
+        b = b0.to(device).requires_grad_()
+        ga, = torch.autograd.grad(mm(a, b).square().sum(), a, create_graph=True)
+        ga.square().sum().backward()
+        return a.grad, b.grad
+
+    ours = second(lambda a, b: gemmtiles.sgemm(a, b, variant=tier))
+    want = second(torch.mm)
+    for x, y in zip(ours, want):
+        torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tier,device", NODE)
+def test_saved_operands_freed_and_version_checked(tier, device):
+    a = torch.randn(3, 4, device=device, requires_grad=True)
+    b = torch.randn(4, 2, device=device, requires_grad=True)
+    out = gemmtiles.sgemm(a, b, variant=tier)
+    out.sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        out.sum().backward()
+    x = torch.randn(3, 4, device=device)
+    w = torch.randn(4, 2, device=device, requires_grad=True)
+    out = gemmtiles.sgemm(x, w, variant=tier)
+    x.add_(1.0)  # x is saved for w's gradient
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+@pytest.mark.parametrize("tier,device", NODE)
+def test_gradient_of_some_inputs_only(tier, device):
+    a = torch.randn(3, 4, device=device, requires_grad=True)
+    b = torch.randn(4, 2, device=device, requires_grad=True)
+    c = torch.randn(2, device=device, requires_grad=True)
+    out = gemmtiles.sgemm(a, b, variant=tier, c=c, beta=1.0)
+    gb, = torch.autograd.grad(out.sum(), b)
+    torch.testing.assert_close(gb, a.detach().mT @ torch.ones(3, 2, device=device), rtol=1e-5, atol=1e-5)
+    assert a.grad is None and c.grad is None
+
+
+def test_forward_mode_is_refused():
+    import torch.autograd.forward_ad as fwAD
+
+    a, b, t = torch.randn(3, 4), torch.randn(4, 2), torch.randn(3, 4)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(a, t)
+        with pytest.raises(NotImplementedError, match="forward-mode"):
+            gemmtiles.sgemm(dual, b.requires_grad_(), variant="blocked")
+
+
+def test_compiled_autograd():
+    """A training step under compiled autograd (the backward traced too) gives eager's
+    gradients."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(Linear(8, 8, variant="blocked"), nn.ReLU(), Linear(8, 4, variant="blocked"))
+    x = torch.randn(5, 8)
+    model(x).sum().backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+
+    @torch.compile(backend="aot_eager")
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+
+    with torch._dynamo.config.patch(compiled_autograd=True):
+        step(x)
+    for p, w in zip(model.parameters(), want):
+        torch.testing.assert_close(p.grad, w)
+    torch._dynamo.reset()
