@@ -21,7 +21,7 @@ enum class Operands {
 
 struct PreparedGemm {
   at::Tensor out;       // (M, N) or (batch, M, N), contiguous
-  at::Tensor a, b, c;   // what the problem points into (copies, where made, live here)
+  at::Tensor a, b;      // what the problem points into (copies, where made, live here)
   GemmProblem p;
   bool needs_kernel;    // false when out is already final (empty, or K == 0)
 };
