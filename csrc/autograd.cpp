@@ -8,6 +8,11 @@
 // gradient then reaches the leaf (the weight) in its own layout, where a row-major one would
 // be copied by autograd's accumulation into the weight's layout (a transposing copy of every
 // weight gradient in a training step).
+#include <array>
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
@@ -48,84 +53,144 @@ at::Tensor reduce_to(const at::Tensor& g, c10::SymIntArrayRef sizes) {
   return g.sym_sizes().equals(sizes) ? g : g.sum_to_size_symint(sizes);
 }
 
-// The node that autograd records for a tier's call: the forward's scalars, the operands'
-// sizes and layouts as plain members and a and b as saved variables (only those that backward
-// reads), the way torch's own generated nodes (MmBackward0) keep theirs. (A
-// torch::autograd::Function kept them in a dictionary of IValues and wrapped its inputs and
-// outputs generically: 2.4 us of autograd per call against torch.mm's 1.0 on a 1 x 1 product.)
-struct TierBackward : torch::autograd::Node {
-  c10::OperatorHandle op;
+// What a tier's backward reads besides the incoming gradient.
+struct BackwardArgs {
+  std::string op;  // the op's name, "gemmtiles::<tier>"
   double alpha = 1.0, beta = 0.0;
   bool has_c = false, a_column_major = false, b_column_major = false;
   std::vector<c10::SymInt> a_sizes, b_sizes, c_sizes;  // of the inputs that need a gradient
+};
+
+// The gradients of a, b and c (undefined where `needs` says none is wanted) for the incoming
+// gradient `grad`; a is read for b's gradient, b for a's.
+variable_list tier_backward(const at::Tensor& grad, const BackwardArgs& s, const at::Tensor& a,
+                            const at::Tensor& b, const std::array<bool, 3>& needs) {
+  variable_list out(3);  // one gradient per edge: a, b, c
+  if (!grad.defined()) return out;
+  // A column-major operand's gradient comes column-major where it is one 2-D product
+  // (a column-major operand is 2-D; with the other 2-D too, so is grad).
+  if (needs[0]) {
+    const bool transposed = s.a_column_major && b.dim() == 2;
+    out[0] = reduce_to(product(s.op, grad, b.mT(), s.alpha, transposed), s.a_sizes);
+  }
+  if (needs[1]) {
+    if (s.b_sizes.size() == 2 && a.dim() == 3) {
+      // b shared by the batch: one product over the flattened batch instead of a batch
+      // of products and a reduction.
+      const c10::SymInt k = a.sym_size(-1), n = grad.sym_size(-1);
+      out[1] = product(s.op, a.reshape_symint({-1, k}).mT(), grad.reshape_symint({-1, n}), s.alpha,
+                       s.b_column_major);
+    } else {
+      out[1] = reduce_to(product(s.op, a.mT(), grad, s.alpha, s.b_column_major && a.dim() == 2), s.b_sizes);
+    }
+  }
+  if (s.has_c && needs[2]) out[2] = reduce_to(s.beta == 1.0 ? grad : grad * s.beta, s.c_sizes);
+  return out;
+}
+
+// tier_backward for compiled autograd: the incoming gradient, and BackwardArgs, a, b and the
+// three `needs` packed as IValues in that order (TierBackward::apply_with_saved).
+variable_list tier_backward_packed(const variable_list& grads, const std::vector<c10::IValue>& args) {
+  BackwardArgs s;
+  size_t i = 0;
+  s.op = args[i++].toStringRef();
+  s.alpha = args[i++].toDouble();
+  s.beta = args[i++].toDouble();
+  s.has_c = args[i++].toBool();
+  s.a_column_major = args[i++].toBool();
+  s.b_column_major = args[i++].toBool();
+  s.a_sizes = args[i++].toSymIntVector();
+  s.b_sizes = args[i++].toSymIntVector();
+  s.c_sizes = args[i++].toSymIntVector();
+  const at::Tensor a = args[i++].toTensor(), b = args[i++].toTensor();
+  std::array<bool, 3> needs{};
+  for (bool& n : needs) n = args[i++].toBool();
+  return tier_backward(grads[0], s, a, b, needs);
+}
+
+// The node that autograd records for a tier's call: BackwardArgs as plain members and a and
+// b as saved variables (only those that backward reads), the way torch's own generated nodes
+// (MmBackward0) keep theirs. (A torch::autograd::Function kept them in a dictionary of IValues
+// and wrapped its inputs and outputs generically: 2.4 us of autograd per call against
+// torch.mm's 1.0 on a 1 x 1 product.)
+struct TierBackward : torch::autograd::Node {
+  BackwardArgs s;
   torch::autograd::SavedVariable a, b;  // a for grad_b, b for grad_a
 
-  explicit TierBackward(const c10::OperatorHandle& handle) : op(handle) {}
-
-  std::string name() const override { return op.operator_name().name + "_backward"; }
+  std::string name() const override { return s.op + "_backward"; }
 
   void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
     a.reset_data();
     b.reset_data();
   }
 
   variable_list apply(variable_list&& grads) override {
-    const at::Tensor& grad = grads[0];
-    const std::string name = op.operator_name().name;
-    variable_list out(3);  // one gradient per edge: a, b, c
-    if (!grad.defined()) return out;
-    // A column-major operand's gradient comes column-major where it is one 2-D product
-    // (a column-major operand is 2-D; with the other 2-D too, so is grad).
-    if (task_should_compute_output(0)) {
-      const at::Tensor bv = b.unpack();
-      const bool transposed = a_column_major && bv.dim() == 2;
-      out[0] = reduce_to(product(name, grad, bv.mT(), alpha, transposed), a_sizes);
-    }
-    if (task_should_compute_output(1)) {
-      const at::Tensor av = a.unpack();
-      if (b_sizes.size() == 2 && av.dim() == 3) {
-        // b shared by the batch: one product over the flattened batch instead of a batch
-        // of products and a reduction.
-        const c10::SymInt k = av.sym_size(-1), n = grad.sym_size(-1);
-        out[1] = product(name, av.reshape_symint({-1, k}).mT(), grad.reshape_symint({-1, n}), alpha,
-                         b_column_major);
-      } else {
-        out[1] = reduce_to(product(name, av.mT(), grad, alpha, b_column_major && av.dim() == 2), b_sizes);
-      }
-    }
-    if (has_c && task_should_compute_output(2)) {
-      out[2] = reduce_to(beta == 1.0 ? grad : grad * beta, c_sizes);
-    }
-    return out;
+    const std::array<bool, 3> needs{task_should_compute_output(0), task_should_compute_output(1),
+                                    task_should_compute_output(2)};
+    return tier_backward(grads[0], s, needs[1] ? a.unpack() : at::Tensor(),
+                         needs[0] ? b.unpack() : at::Tensor(), needs);
   }
 
-  // Compiled autograd: what the backward depends on besides its incoming gradient, and the
-  // backward itself traced with the saved values swapped for the compiler's.
+  // Compiled autograd: what the backward depends on besides its incoming gradient; and the
+  // backward as a function of IValues (tier_backward_packed), bound in the compiler and
+  // called in its graph (traceable: the tiers' ops have fake kernels), as torch's own nodes
+  // are.
   void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) const override {
-    args.collect(op.operator_name().name);
-    args.collect(alpha);
-    args.collect(beta);
-    args.collect(has_c);
-    args.collect(a_column_major);
-    args.collect(b_column_major);
-    args.collect(a_sizes);
-    args.collect(b_sizes);
-    args.collect(c_sizes);
+    args.collect(s.op);
+    args.collect(s.alpha);
+    args.collect(s.beta);
+    args.collect(s.has_c);
+    args.collect(s.a_column_major);
+    args.collect(s.b_column_major);
+    args.collect(s.a_sizes);
+    args.collect(s.b_sizes);
+    args.collect(s.c_sizes);
     args.collect(a, false);
     args.collect(b, false);
   }
 
   variable_list apply_with_saved(const variable_list& grads,
                                  torch::dynamo::autograd::SwapSavedVariables& saved) override {
-    saved.before(a_sizes);
-    saved.before(b_sizes);
-    saved.before(c_sizes);
+    saved.before(s.a_sizes);
+    saved.before(s.b_sizes);
+    saved.before(s.c_sizes);
     saved.before(a);
     saved.before(b);
-    variable_list out = apply(variable_list(grads));
-    saved.after(a_sizes);
-    saved.after(b_sizes);
-    saved.after(c_sizes);
+    std::vector<c10::IValue> packed;
+    packed.emplace_back(s.op);
+    packed.emplace_back(s.alpha);
+    packed.emplace_back(s.beta);
+    packed.emplace_back(s.has_c);
+    packed.emplace_back(s.a_column_major);
+    packed.emplace_back(s.b_column_major);
+    packed.emplace_back(c10::SymIntArrayRef(s.a_sizes));
+    packed.emplace_back(c10::SymIntArrayRef(s.b_sizes));
+    packed.emplace_back(c10::SymIntArrayRef(s.c_sizes));
+    packed.emplace_back(a.unpack());
+    packed.emplace_back(b.unpack());
+    for (size_t i = 0; i < 3; ++i) packed.emplace_back(static_cast<bool>(task_should_compute_output(i)));
+    std::vector<at::TypePtr> schema;
+    schema.reserve(packed.size());
+    for (const c10::IValue& v : packed) schema.push_back(v.isTensor() ? at::TensorType::get() : v.type());
+    // Bound once per process under one name, a Python identifier (it is printed into the
+    // compiler's graph code), as torch's generated nodes bind theirs; the tier is an argument.
+    const auto& compiler = torch::dynamo::autograd::getPyCompilerInterface();
+    static const std::string fn = "GemmtilesTierBackward";
+    static bool bound = false;  // binding runs inside the compiler, under the GIL
+    if (!bound) {
+      bound = true;
+      compiler->bind_function(saved.get_py_compiler(), fn, tier_backward_packed, schema,
+                              /*is_custom_function=*/false, /*is_traceable=*/true);
+    }
+    const auto metadata =
+        torch::dynamo::autograd::IValuePacker<std::vector<std::optional<torch::autograd::InputMetadata>>>::pack(
+            torch::dynamo::autograd::get_input_metadata(next_edges()));
+    variable_list out =
+        compiler->call_function(saved.get_py_compiler(), "apply_functional", fn, grads, packed, metadata);
+    saved.after(s.a_sizes);
+    saved.after(s.b_sizes);
+    saved.after(s.c_sizes);
     saved.after(a);
     saved.after(b);
     return out;
@@ -179,23 +244,24 @@ void autograd_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
       !torch::autograd::isFwGradDefined(a) && !torch::autograd::isFwGradDefined(b) &&
           !(has_c && torch::autograd::isFwGradDefined(*c)),
       op.operator_name().name, ": forward-mode automatic differentiation is not supported");
-  auto node = NodeMaker<TierBackward>::make(op);
+  auto node = NodeMaker<TierBackward>::make();
+  node->s.op = op.operator_name().name;
   node->set_next_edges(torch::autograd::collect_next_edges(a, b, has_c ? *c : at::Tensor()));
-  node->alpha = alpha;
-  node->beta = beta;
-  node->has_c = has_c;
-  node->a_column_major = column_major(a);
-  node->b_column_major = column_major(b);
+  node->s.alpha = alpha;
+  node->s.beta = beta;
+  node->s.has_c = has_c;
+  node->s.a_column_major = column_major(a);
+  node->s.b_column_major = column_major(b);
   // Only what backward reads: a for grad_b, b for grad_a, the sizes of those with a gradient.
   if (node->should_compute_output(0)) {
-    node->a_sizes = a.sym_sizes().vec();
+    node->s.a_sizes = a.sym_sizes().vec();
     node->b = torch::autograd::SavedVariable(b, false);
   }
   if (node->should_compute_output(1)) {
-    node->b_sizes = b.sym_sizes().vec();
+    node->s.b_sizes = b.sym_sizes().vec();
     node->a = torch::autograd::SavedVariable(a, false);
   }
-  if (has_c && node->should_compute_output(2)) node->c_sizes = c->sym_sizes().vec();
+  if (has_c && node->should_compute_output(2)) node->s.c_sizes = c->sym_sizes().vec();
   at::Tensor out;
   {
     at::AutoDispatchBelowADInplaceOrView below;

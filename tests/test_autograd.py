@@ -284,24 +284,34 @@ def test_forward_mode_is_refused():
 
 
 def test_compiled_autograd():
-    """A training step under compiled autograd (the backward traced too) gives eager's
-    gradients."""
+    """Backward under compiled autograd (the backward graph traced and compiled, the tiers'
+    node called in it) gives eager's gradients, for a model and for a broadcast product with
+    a frozen operand, twice each (the second from the compiled graph's cache)."""
+    from torch._dynamo import compiled_autograd
+    from torch._dynamo.utils import counters
+
     torch._dynamo.reset()
+    counters.clear()
     torch.manual_seed(0)
     model = nn.Sequential(Linear(8, 8, variant="blocked"), nn.ReLU(), Linear(8, 4, variant="blocked"))
     x = torch.randn(5, 8)
     model(x).sum().backward()
     want = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad(set_to_none=True)
-
-    @torch.compile(backend="aot_eager")
-    def step(x):
+    for _ in range(2):
+        model.zero_grad(set_to_none=True)
         loss = model(x).sum()
-        loss.backward()
-        return loss
-
-    with torch._dynamo.config.patch(compiled_autograd=True):
-        step(x)
-    for p, w in zip(model.parameters(), want):
-        torch.testing.assert_close(p.grad, w)
+        with compiled_autograd._enable(torch.compile(backend="aot_eager")):
+            loss.backward()
+        for p, w in zip(model.parameters(), want):
+            torch.testing.assert_close(p.grad, w)
+    a = torch.randn(3, 5, 7)
+    b = torch.randn(7, 4, requires_grad=True)
+    c = torch.randn(4, requires_grad=True)
+    out = gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=2.0, variant="blocked")
+    g = torch.randn_like(out)
+    with compiled_autograd._enable(torch.compile(backend="aot_eager")):
+        out.backward(g)
+    torch.testing.assert_close(b.grad, 0.5 * a.reshape(-1, 7).T @ g.reshape(-1, 4), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(c.grad, 2.0 * g.sum((0, 1)))
+    assert counters["compiled_autograd"]["captures"] >= 2
     torch._dynamo.reset()
