@@ -18,6 +18,7 @@
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 #include "register.h"
@@ -126,6 +127,7 @@ struct TierBackward : torch::autograd::Node {
   }
 
   variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // against release_variables from another thread
     const std::array<bool, 3> needs{task_should_compute_output(0), task_should_compute_output(1),
                                     task_should_compute_output(2)};
     return tier_backward(grads[0], s, needs[1] ? a.unpack() : at::Tensor(),
@@ -236,14 +238,15 @@ void autograd_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   auto redispatch = [&] {
     return op.typed<OpSignature>().redispatch(ks & c10::after_autograd_keyset, a, b, c, alpha, beta);
   };
-  if (!at::GradMode::is_enabled() || !any_requires_grad(a, b, c)) {
-    torch::jit::push(*stack, redispatch());
-    return;
-  }
+  // A dual tensor's tangent would be lost silently: refused, with or without grad mode.
   TORCH_CHECK_NOT_IMPLEMENTED(
       !torch::autograd::isFwGradDefined(a) && !torch::autograd::isFwGradDefined(b) &&
           !(has_c && torch::autograd::isFwGradDefined(*c)),
       op.operator_name().name, ": forward-mode automatic differentiation is not supported");
+  if (!at::GradMode::is_enabled() || !any_requires_grad(a, b, c)) {
+    torch::jit::push(*stack, redispatch());
+    return;
+  }
   auto node = NodeMaker<TierBackward>::make();
   node->s.op = op.operator_name().name;
   node->set_next_edges(torch::autograd::collect_next_edges(a, b, has_c ? *c : at::Tensor()));
@@ -268,6 +271,9 @@ void autograd_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
     out = redispatch();
   }
   torch::autograd::set_history(out, node);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 14)
+  torch::autograd::fire_node_creation_hooks(node);  // torch.autograd.graph.node_creation_hook
+#endif
   torch::jit::push(*stack, std::move(out));
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 
 namespace gemmtiles {
 namespace {
@@ -232,16 +233,14 @@ PreparedGemm prepare_gemm(const char* op, const at::Tensor& a, const at::Tensor&
   p.b_rs = sb.rs;
   p.b_cs = sb.cs;
   if (use_c) {
-    // c's strides as broadcast to the output (checked above): stride 0 along a dimension it
-    // lacks or has once, as c.expand(out_shape) would give, without making that view.
+    // c's strides as broadcast to the output (checked above), as c.expand(out_shape) gives
+    // them, without making that view.
     const at::Tensor& ct = *c;
-    auto stride_at = [&](int64_t d) {  // d: 1 = last dimension, 2 = rows, 3 = batch
-      return ct.dim() >= d && ct.size(-d) != 1 ? ct.stride(-d) : 0;
-    };
+    const auto geometry = at::inferExpandGeometry_dimvector(ct.sizes(), ct.strides(), out_shape);
     p.c = ct.data_ptr<float>();
-    p.c_bs = batched ? stride_at(3) : 0;
-    p.c_rs = stride_at(2);
-    p.c_cs = stride_at(1);
+    p.c_bs = batched ? geometry.strides[0] : 0;
+    p.c_rs = geometry.strides[geometry.strides.size() - 2];
+    p.c_cs = geometry.strides[geometry.strides.size() - 1];
   } else {
     p.c = nullptr;
     p.c_bs = p.c_rs = p.c_cs = 0;

@@ -273,14 +273,27 @@ def test_gradient_of_some_inputs_only(tier, device):
     assert a.grad is None and c.grad is None
 
 
-def test_forward_mode_is_refused():
+@pytest.mark.parametrize("b_requires_grad", [False, True])
+def test_forward_mode_is_refused(b_requires_grad):
+    """A dual tensor's tangent is never dropped silently, whether or not a gradient is
+    recorded too."""
     import torch.autograd.forward_ad as fwAD
 
     a, b, t = torch.randn(3, 4), torch.randn(4, 2), torch.randn(3, 4)
     with fwAD.dual_level():
         dual = fwAD.make_dual(a, t)
         with pytest.raises(NotImplementedError, match="forward-mode"):
-            gemmtiles.sgemm(dual, b.requires_grad_(), variant="blocked")
+            gemmtiles.sgemm(dual, b.requires_grad_(b_requires_grad), variant="blocked")
+
+
+@pytest.mark.skipif(not hasattr(torch.autograd.graph, "node_creation_hook"),
+                    reason="this torch has no node creation hooks")
+def test_node_creation_hook_sees_the_node():
+    seen = []
+    a = torch.randn(3, 4, requires_grad=True)
+    with torch.autograd.graph.node_creation_hook(lambda node: seen.append(node.name())):
+        gemmtiles.sgemm(a, torch.randn(4, 2), variant="blocked")
+    assert seen.count("gemmtiles::blocked_backward") == 1  # besides a's AccumulateGrad
 
 
 def test_compiled_autograd():
