@@ -11,6 +11,7 @@
 #include <array>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -60,7 +61,40 @@ struct BackwardArgs {
   double alpha = 1.0, beta = 0.0;
   bool has_c = false, a_column_major = false, b_column_major = false;
   std::vector<c10::SymInt> a_sizes, b_sizes, c_sizes;  // of the inputs that need a gradient
+
+  // f(field) for every field of `s` in one order, the order in which compiled autograd
+  // collects, swaps, packs and unpacks them (TierBackward, tier_backward_packed).
+  template <class S, class F>
+  static void each(S& s, F&& f) {
+    f(s.op);
+    f(s.alpha);
+    f(s.beta);
+    f(s.has_c);
+    f(s.a_column_major);
+    f(s.b_column_major);
+    f(s.a_sizes);
+    f(s.b_sizes);
+    f(s.c_sizes);
+  }
 };
+
+// A field of BackwardArgs as an IValue, and back.
+template <class T>
+c10::IValue to_ivalue(const T& x) {
+  if constexpr (std::is_same_v<T, std::vector<c10::SymInt>>) {
+    return c10::SymIntArrayRef(x);
+  } else {
+    return x;
+  }
+}
+template <class T>
+void from_ivalue(const c10::IValue& v, T& x) {
+  if constexpr (std::is_same_v<T, std::vector<c10::SymInt>>) {
+    x = v.toSymIntVector();
+  } else {
+    x = v.to<T>();
+  }
+}
 
 // The gradients of a, b and c (undefined where `needs` says none is wanted) for the incoming
 // gradient `grad`; a is read for b's gradient, b for a's.
@@ -89,20 +123,12 @@ variable_list tier_backward(const at::Tensor& grad, const BackwardArgs& s, const
   return out;
 }
 
-// tier_backward for compiled autograd: the incoming gradient, and BackwardArgs, a, b and the
-// three `needs` packed as IValues in that order (TierBackward::apply_with_saved).
+// tier_backward for compiled autograd: the incoming gradient, and BackwardArgs's fields, a, b
+// and the three `needs` packed as IValues in that order (TierBackward::apply_with_saved).
 variable_list tier_backward_packed(const variable_list& grads, const std::vector<c10::IValue>& args) {
   BackwardArgs s;
   size_t i = 0;
-  s.op = args[i++].toStringRef();
-  s.alpha = args[i++].toDouble();
-  s.beta = args[i++].toDouble();
-  s.has_c = args[i++].toBool();
-  s.a_column_major = args[i++].toBool();
-  s.b_column_major = args[i++].toBool();
-  s.a_sizes = args[i++].toSymIntVector();
-  s.b_sizes = args[i++].toSymIntVector();
-  s.c_sizes = args[i++].toSymIntVector();
+  BackwardArgs::each(s, [&](auto& x) { from_ivalue(args[i++], x); });
   const at::Tensor a = args[i++].toTensor(), b = args[i++].toTensor();
   std::array<bool, 3> needs{};
   for (bool& n : needs) n = args[i++].toBool();
@@ -139,36 +165,23 @@ struct TierBackward : torch::autograd::Node {
   // called in its graph (traceable: the tiers' ops have fake kernels), as torch's own nodes
   // are.
   void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) const override {
-    args.collect(s.op);
-    args.collect(s.alpha);
-    args.collect(s.beta);
-    args.collect(s.has_c);
-    args.collect(s.a_column_major);
-    args.collect(s.b_column_major);
-    args.collect(s.a_sizes);
-    args.collect(s.b_sizes);
-    args.collect(s.c_sizes);
+    BackwardArgs::each(s, [&](const auto& x) { args.collect(x); });
     args.collect(a, false);
     args.collect(b, false);
   }
 
   variable_list apply_with_saved(const variable_list& grads,
                                  torch::dynamo::autograd::SwapSavedVariables& saved) override {
-    saved.before(s.a_sizes);
-    saved.before(s.b_sizes);
-    saved.before(s.c_sizes);
-    saved.before(a);
-    saved.before(b);
+    // The compiler's values in place of the sizes and saved tensors while the call is made
+    // (a no-op for the scalars), restored after.
+    auto swap = [&](auto step) {
+      BackwardArgs::each(s, step);
+      step(a);
+      step(b);
+    };
+    swap([&](auto& x) { saved.before(x); });
     std::vector<c10::IValue> packed;
-    packed.emplace_back(s.op);
-    packed.emplace_back(s.alpha);
-    packed.emplace_back(s.beta);
-    packed.emplace_back(s.has_c);
-    packed.emplace_back(s.a_column_major);
-    packed.emplace_back(s.b_column_major);
-    packed.emplace_back(c10::SymIntArrayRef(s.a_sizes));
-    packed.emplace_back(c10::SymIntArrayRef(s.b_sizes));
-    packed.emplace_back(c10::SymIntArrayRef(s.c_sizes));
+    BackwardArgs::each(s, [&](const auto& x) { packed.push_back(to_ivalue(x)); });
     packed.emplace_back(a.unpack());
     packed.emplace_back(b.unpack());
     for (size_t i = 0; i < 3; ++i) packed.emplace_back(static_cast<bool>(task_should_compute_output(i)));
@@ -190,11 +203,7 @@ struct TierBackward : torch::autograd::Node {
             torch::dynamo::autograd::get_input_metadata(next_edges()));
     variable_list out =
         compiler->call_function(saved.get_py_compiler(), "apply_functional", fn, grads, packed, metadata);
-    saved.after(s.a_sizes);
-    saved.after(s.b_sizes);
-    saved.after(s.c_sizes);
-    saved.after(a);
-    saved.after(b);
+    swap([&](auto& x) { saved.after(x); });
     return out;
   }
 };
@@ -205,18 +214,14 @@ template <class N, bool kIntrusive = std::is_base_of_v<c10::intrusive_ptr_target
 struct NodeMaker;
 template <class N>
 struct NodeMaker<N, true> {
-  template <class... Args>
-  static auto make(Args&&... args) {
-    return c10::make_intrusive<N>(std::forward<Args>(args)...);
-  }
+  static auto make() { return c10::make_intrusive<N>(); }
 };
 template <class N>
 struct NodeMaker<N, false> {
-  template <class... Args>
-  static auto make(Args&&... args) {
+  static auto make() {
     // deleteNode found through the node's namespace (dependent lookup): the intrusive
     // branch's torch need not have it.
-    return std::shared_ptr<N>(new N(std::forward<Args>(args)...), [](N* node) { deleteNode(node); });
+    return std::shared_ptr<N>(new N(), [](N* node) { deleteNode(node); });
   }
 };
 
