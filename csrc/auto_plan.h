@@ -10,13 +10,14 @@
 
 namespace gemmtiles {
 
-enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile };
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
     case AutoKernel::kSkinnyKMajor: return "skinny_kmajor";
     case AutoKernel::kSkinnyNMajor: return "skinny_nmajor";
     case AutoKernel::kSplitTile: return "split_tile";
+    case AutoKernel::kCutlass: return "cutlass";
     default: return "warptile";
   }
 }
@@ -29,7 +30,8 @@ struct AutoPlan {
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
                        // per lane (nmajor);
                        // split_tile: columns of the block tile (128 or 256; 128 rows
-                       // and 128 columns: the pipelined tile)
+                       // and 128 columns: the pipelined tile);
+                       // cutlass: its tile's rows and columns (mt x nw: cutlass_tile)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
@@ -112,6 +114,41 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// CUTLASS's SIMT SGEMM (csrc/cuda/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
+// family cuBLAS runs for fp32 on Hopper, built with the tensor-core tiers. Its tile: 128 x 256
+// x 8, eight warps, one block per SM (256 x 128 for a column-major A and row-major B, the
+// weight gradients' layout). On one wave of tiles and on many full ones it runs at 0.97-1.0x
+// cuBLAS where the pipelined tile runs at 0.92-0.95x; on a last wave much less than full the
+// pipelined tile's split tail wins (H100, one run each, us, K whole, cuBLAS / CUTLASS /
+// pipelined tile: 2048^3 NN 344 / 346 / 387 (warptile 369), TN 333 / 344 / 363, NT 348 / 360 /
+// 375; 4096^3 NN 2715 / 2704 / 2976, TN 2669 / 2693 / 2818; 32000 x 2048 x 2048 TN 5268 / 5408
+// / 5666; 2048 x 5504 x 2048 TN, 2.7 waves: 988 / 1023 / 980 with the split tail). Where A and B
+// are both K-major (nn.Linear's x @ W^T) it was slower at one shape (2048 x 2048 x 5504 NT:
+// 927 / 1129 / 977), so for that layout the tuned table alone names it.
+struct CutlassTile {
+  int bm, bn;
+};
+inline constexpr CutlassTile cutlass_tile(bool a_kmajor, bool b_kmajor) {
+  return !a_kmajor && !b_kmajor ? CutlassTile{256, 128} : CutlassTile{128, 256};
+}
+inline AutoPlan cutlass_plan(bool a_kmajor, bool b_kmajor) {
+  const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
+  return {AutoKernel::kCutlass, t.bm, t.bn};
+}
+// The rule, where no table entry decides: one product of at least 1024 x 1024 outputs and
+// 512 deep, not both operands K-major, whose tiles fill their waves of one block per SM to at
+// least kCutlassMinFill.
+inline constexpr int64_t kCutlassMinMN = 1024, kCutlassMinK = 512;
+inline constexpr double kCutlassMinFill = 0.94;
+inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                         int64_t sms) {
+  if (batch != 1 || M < kCutlassMinMN || N < kCutlassMinMN || K < kCutlassMinK || (a_kmajor && b_kmajor) || sms < 1)
+    return false;
+  const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
+  const int64_t tiles = ceil_div64(M, t.bm) * ceil_div64(N, t.bn);
+  return double(tiles) >= kCutlassMinFill * double(ceil_div64(tiles, sms) * sms);
+}
+
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
 // the fewest splits that minimise the modelled time, in units of one k step of a full wave
 // of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a
@@ -183,13 +220,17 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
-//   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile|transposed> <tile rows> <splits>
+//   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile|transposed|cutlass> <tile rows> <splits>
+//   <TN|TT> <m> <n> <k> cutlass 0 1
 // (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (64: the
 // pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
 // operands allow it, else warptile's 128 x 256), else 0; splits 1-64. transposed (NN only,
 // 0 rows, 1 split): A copied M-major first, where the operands allow it (transpose_a_first).
-// An entry applies to a batch-1 problem with row-major A whose dimensions fall in its
-// bucket; anything else, and any bucket the table lacks, takes the heuristic.
+// cutlass (0 rows, 1 split): CUTLASS's SIMT kernel (cutlass_plan), where the build has it and
+// it takes the problem; TN and TT entries (A column-major) name it alone.
+// An entry applies to a batch-1 problem with A in its layout (NN, NT: row-major) whose
+// dimensions fall in its bucket; anything else, and any bucket the table lacks, takes the
+// heuristic.
 inline int64_t auto_bucket(int64_t x) {
   // Quarter powers of two: 4096 -> 4096, 4097 -> 5120, 11008 -> 12288, 96 -> 96, 100 -> 112.
   if (x <= 8 || x >= (int64_t(1) << 40)) return x;
@@ -200,6 +241,7 @@ inline int64_t auto_bucket(int64_t x) {
 }
 
 struct AutoTableEntry {
+  bool a_kmajor = true;  // NN, NT: A row-major; TN, TT: column-major
   bool b_kmajor;
   int64_t m, n, k;
   AutoKernel kernel;
@@ -216,11 +258,11 @@ struct AutoTable {
   // Defined in auto_table.cpp (compiled by the host compiler alone).
   static AutoTable parse(const std::string& text);
 
-  const AutoTableEntry* find(int64_t M, int64_t N, int64_t K, bool b_kmajor) const {
+  const AutoTableEntry* find(int64_t M, int64_t N, int64_t K, bool b_kmajor, bool a_kmajor = true) const {
     const int64_t m = auto_bucket(M), n = auto_bucket(N), k = auto_bucket(K);
     const AutoTableEntry* hit = nullptr;  // the last entry of a bucket wins
     for (const AutoTableEntry& e : entries)
-      if (e.b_kmajor == b_kmajor && e.m == m && e.n == n && e.k == k) hit = &e;
+      if (e.a_kmajor == a_kmajor && e.b_kmajor == b_kmajor && e.m == m && e.n == n && e.k == k) hit = &e;
     return hit;
   }
 };
@@ -259,24 +301,28 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
 // a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
+// cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
+// cutlass_simt_takes in csrc/cuda/cutlass_simt.h).
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
-                          const AutoTable* table = nullptr, bool a_vec = true) {
+                          const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
   // (at most 65535); warptile's own launch takes more rows in several.
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
                      ceil_div64(M, kAsyncTile.bm) <= 65535;
-  if (table && batch == 1 && a_kmajor) {
-    // A `transposed` entry is for the launch (transpose_a_first): the plan is the heuristic's.
-    if (const AutoTableEntry* e = table->find(M, N, K, b_kmajor); e && !e->transposed) {
-      if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
-        return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
-                               K, e->splits);
-      if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor, b_vec))
-        return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
-      if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
-    }
+  const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
+  if (e && e->kernel == AutoKernel::kCutlass && cutlass) return cutlass_plan(a_kmajor, b_kmajor);
+  // A `transposed` entry is for the launch (transpose_a_first), which then plans the product
+  // it makes: here the plan is the heuristic's own tiles, so that the copy is made.
+  if (cutlass && !e && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_plan(a_kmajor, b_kmajor);
+  if (e && a_kmajor && !e->transposed) {
+    if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
+      return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
+                             K, e->splits);
+    if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor, b_vec))
+      return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
+    if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to

@@ -65,24 +65,29 @@ AutoTable AutoTable::parse(const std::string& text) {
     if (f.empty()) continue;  // blank or comment
     AutoTableEntry e{};
     int64_t rows = 0;
-    const bool ok = f.size() == 7 && (f[0] == "NN" || f[0] == "NT") && parse_int(f[1], e.m) &&
+    const bool a_col = f.size() == 7 && (f[0] == "TN" || f[0] == "TT");
+    const bool ok = f.size() == 7 && (f[0] == "NN" || f[0] == "NT" || a_col) && parse_int(f[1], e.m) &&
                     parse_int(f[2], e.n) && parse_int(f[3], e.k) && parse_int(f[5], rows) &&
                     parse_int(f[6], e.splits) && e.m > 0 && e.n > 0 && e.k > 0 && e.splits >= 1 &&
                     e.splits <= kMaxTableSplits;
     const bool pipelined = ok && f[4] == "pipelined" && rows == 128;
     const bool tile = pipelined || (ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128));
     const bool transposed = ok && f[4] == "transposed" && f[0] == "NN" && rows == 0 && e.splits == 1;
-    if (!ok || !(tile || transposed || f[4] == "skinny" || f[4] == "warptile")) {
+    const bool cutlass = ok && f[4] == "cutlass" && rows == 0 && e.splits == 1;
+    if (!ok || (a_col && !cutlass) || !(tile || transposed || cutlass || f[4] == "skinny" || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
-                                  "<skinny|split_tile|pipelined|warptile> rows splits' or 'NN m n k " +
-                                  "transposed 0 1', got '" + line + "'");
+                                  "<skinny|split_tile|pipelined|warptile> rows splits', 'NN m n k " +
+                                  "transposed 0 1' or '<NN|NT|TN|TT> m n k cutlass 0 1', got '" + line + "'");
     }
-    e.b_kmajor = f[0] == "NT";
+    e.a_kmajor = !a_col;
+    e.b_kmajor = f[0][1] == 'T';
     e.rows = static_cast<int>(rows);
     e.pipelined = pipelined;
     e.transposed = transposed;
-    e.kernel = tile ? AutoKernel::kSplitTile
-                    : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor : AutoKernel::kWarptile;
+    e.kernel = tile      ? AutoKernel::kSplitTile
+               : cutlass ? AutoKernel::kCutlass
+               : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor
+                                  : AutoKernel::kWarptile;
     t.entries.push_back(e);
   }
   return t;

@@ -98,16 +98,17 @@ bool parse_table(const char* text, const std::string& where,
   }
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True)
-//   -> (kernel, mt, nw, w, splits, k_slice):
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
+//                        cutlass=False) -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
-// whose text is `table` (None: the heuristic alone).
+// whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
+// (cutlass) or not.
 PyObject* py_auto_plan(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor, b_vec, a_kmajor = 1, a_vec = 1;
+  int b_kmajor, b_vec, a_kmajor = 1, a_vec = 1, cutlass = 0;
   const char* text = nullptr;
-  if (!PyArg_ParseTuple(args, "LLLLppL|pzp", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text,
-                        &a_vec))
+  if (!PyArg_ParseTuple(args, "LLLLppL|pzpp", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text,
+                        &a_vec, &cutlass))
     return nullptr;
   if (sms < 1) {
     PyErr_SetString(PyExc_ValueError, "auto_plan: sms must be >= 1");
@@ -116,7 +117,7 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
   std::shared_ptr<const gemmtiles::AutoTable> table;
   if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
-                                                        a_kmajor != 0, table.get(), a_vec != 0);
+                                                        a_kmajor != 0, table.get(), a_vec != 0, cutlass != 0);
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
 }
@@ -324,7 +325,7 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 
 PyMethodDef methods[] = {
     {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
     {"transpose_a_first", py_transpose_a_first, METH_VARARGS,
      "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None): whether auto copies a row-major A M-major first."},
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,

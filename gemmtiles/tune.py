@@ -4,8 +4,9 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
 itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
 where the operands allow it) at 1-48 splits of K, and for up to 16 rows (8 for NN whose B
-rows are not float4s) the skinny kernel at several split counts, and for NN A copied M-major
-first where the operands allow it (`transposed`); checks that each gives the heuristic's
+rows are not float4s) the skinny kernel at several split counts, for NN A copied M-major
+first where the operands allow it (`transposed`), and from 1024 rows and columns CUTLASS's
+SIMT SGEMM (`cutlass`) where the build has it; checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -25,7 +26,7 @@ from typing import Optional
 
 import torch
 
-from . import _tables
+from . import _ops, _tables
 from ._ops import _C
 from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, cublas_matmul, shape_set
 
@@ -48,9 +49,12 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
+    kernel, rows, nw, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
+                                                  True, None, True, _cutlass_here())
+    if kernel == "cutlass":
+        return CUTLASS
     if _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
         return TRANSPOSED
-    kernel, rows, nw, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms)
     if kernel.startswith("skinny"):
         return ("skinny", 0, splits)
     if kernel == "split_tile":
@@ -61,6 +65,15 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
 # NN with A copied M-major first, then the heuristic's plan of that product (transpose_a_first
 # in csrc/auto_plan.h): a candidate where the operands allow it.
 TRANSPOSED = ("transposed", 0, 1)
+# CUTLASS's SIMT kernel (csrc/cuda/cutlass_simt.h), where the build has it: a candidate from
+# CUTLASS_MIN rows and columns, where a tile of 128 x 256 leaves the GPU less than idle.
+CUTLASS = ("cutlass", 0, 1)
+CUTLASS_MIN = 1024
+
+
+def _cutlass_here() -> bool:
+    """Whether auto can run CUTLASS's SIMT kernel on the current device: built, and sm_90."""
+    return _ops.sm90a_built() and torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 def _can_transpose(m: int, n: int, k: int) -> bool:
@@ -93,6 +106,8 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)
+    if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():
+        out.append(CUTLASS)
     if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
         out.append(extra)
     return out
@@ -194,7 +209,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if any(min(s.m, s.n, s.k) < 1 for s in shapes):
         p.error("--shapes: every size must be >= 1 to tune")
     if any(s.layout not in ("NN", "NT") for s in shapes):
-        p.error("--shapes: auto's table holds NN and NT shapes; TN runs on the heuristic's plan")
+        p.error("--shapes: the tuner times NN and NT shapes; TN runs on the heuristic's plan")
     name = torch.cuda.get_device_name(device)
     out = Path(args.out) if args.out else _tables.user_dir() / _C.auto_table_file(name)
     torch.cuda.set_device(device)

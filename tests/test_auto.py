@@ -448,7 +448,8 @@ def test_shipped_tables_are_followed():
         pytest.skip("no tuned table is shipped")
     for path, (layout, m, n, k, kernel, rows, splits) in entries:
         m, n, k = int(m), int(n), int(k)
-        plan = _C.auto_plan(m, n, k, 1, layout == "NT", True, H100_SMS, True, path.read_text())
+        a_kmajor = layout[0] == "N"
+        plan = _C.auto_plan(m, n, k, 1, layout[1] == "T", True, H100_SMS, a_kmajor, path.read_text(), True, True)
         # The last entry of a bucket wins; shipped tables have one per bucket.
         if kernel in ("split_tile", "pipelined"):
             cols = 128 if kernel == "pipelined" or int(rows) < 128 else 256
@@ -457,6 +458,9 @@ def test_shipped_tables_are_followed():
             assert plan[0].startswith("skinny") and plan[4] <= int(splits), (path, layout, m, n, k)
         elif kernel == "transposed":
             assert _C.transpose_a_first(m, n, k, 1, True, False, True, path.read_text()), (path, m, n, k)
+        elif kernel == "cutlass":
+            # Where the build and the GPU run it (the last argument of auto_plan above).
+            assert plan[0] == "cutlass", (path, layout, m, n, k)
         else:
             assert plan[0] == "warptile", (path, layout, m, n, k)
 
@@ -481,9 +485,13 @@ def _entry_line(layout, m, n, k, kernel, rows, splits):
     return f"{layout} {keys} {kernel} {rows} {splits}"
 
 
-def test_tune_weighs_the_heuristics_own_plan():
+def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
+    from gemmtiles import tune
     from gemmtiles.bench import Shape
     from gemmtiles.tune import candidates, heuristic_plan
+
+    # auto's own kernels (tests/test_cutlass.py has the plans with CUTLASS's beside them).
+    monkeypatch.setattr(tune, "_cutlass_here", lambda: False)
 
     # The heuristic splits 8 x 11008 x 4096 in 22, a count the tuner's list lacks: the plan
     # is timed beside the list's, so a table entry is never slower than no entry.

@@ -2,8 +2,9 @@
 // tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
 // 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
 // 2048 rows and the pipelined tile past them where it takes the operands (auto_launch.cuh),
-// warptile otherwise — or, where torch.set_float32_matmul_precision allows it, the tensor-core
-// tiers on Hopper.
+// warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
+// waves, where the build has it (cutlass_simt.h) — or, where
+// torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 
 #include <ATen/ATen.h>
@@ -12,6 +13,7 @@
 
 #include "../auto_table.h"
 #include "auto_launch.cuh"
+#include "cutlass_simt.h"
 #include "kernels/12_transpose.cuh"
 #include "launch.h"
 #include "tensor_core.h"
@@ -59,6 +61,17 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
 }
 
 void launch_auto(const GemmProblem& p);
+
+// Whether CUTLASS's SIMT kernel can run the problem here: built (with the sm_90a sources), on
+// an sm_90 GPU, and taking its operands and c.
+bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
+#if GEMMTILES_SM90A
+  return cutlass_simt_takes(p) && compute_capability(device) == 90;
+#else
+  (void)p, (void)device;
+  return false;
+#endif
+}
 
 // Whether launch_peeled takes the problem: its last r <= 8 columns of a large output apart.
 bool peels(const GemmProblem& p) {
@@ -175,7 +188,15 @@ void launch_auto(const GemmProblem& p) {
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec);
+                                  table.get(), a_vec, cutlass_simt_runs(p, device));
+#if GEMMTILES_SM90A
+  if (plan.kernel == AutoKernel::kCutlass) {
+    if (launch_tensor_core(p)) return;
+    launch_cutlass_simt(p, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+#endif
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
     if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, table.get(), device) ||
         launch_peeled(p, device))

@@ -1,0 +1,31 @@
+// CUTLASS's SIMT SGEMM (exact fp32, CUDA cores: the kernel family cuBLAS runs for fp32 on
+// Hopper), which `auto` runs where it is faster than its own tiles: large products whose
+// 128 x 256 tiles fill the GPU's waves (auto_plan.h, cutlass_rule; or the tuned table's
+// `cutlass` entries). Compiled in csrc/cuda/sm90a/cutlass_simt.cu with the tensor-core tiers
+// (setup.py: for sm_90a, where CUTLASS's headers are found; GEMMTILES_SM90A then).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "../gemm_problem.h"
+
+namespace gemmtiles {
+
+// Whether launch_cutlass_simt takes the problem: one product (batch 1) whose sizes fit int32
+// and whose c, where read (beta != 0), has a unit column stride (a full matrix or a bias row).
+// Any strides and alignment of A and B otherwise (single-float copies).
+inline bool cutlass_simt_takes(const GemmProblem& p) {
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;
+  return p.batch == 1 && p.M <= kMax && p.N <= kMax && p.K <= kMax && (p.N + 127) / 128 <= 65535 &&
+         !(p.c && p.beta != 0.0f && p.c_cs != 1);
+}
+
+#if GEMMTILES_SM90A
+// out = alpha * A @ B + beta * c on CUTLASS's SIMT kernel for A's and B's layouts (A: its
+// column stride 1 = row-major, else column-major; B: its column stride 1 = row-major, else
+// column-major): 128 x 256 x 8 tiles (256 x 128 for a column-major A and row-major B), eight
+// warps of 64 x 64, four stages of cp.async. Requires cutlass_simt_takes(p) and an sm_90 GPU.
+void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream);
+#endif
+
+}  // namespace gemmtiles

@@ -1,0 +1,48 @@
+// CUTLASS's SIMT SGEMM for `auto` (csrc/cuda/cutlass_simt.h): one instantiation per layout of
+// A and B, the tile that ran fastest for it on the H100 (docs/ladder.md).
+#include <cutlass/epilogue/thread/linear_combination.h>
+#include <cutlass/gemm/device/gemm.h>
+
+#include <c10/util/Exception.h>
+
+#include "../cutlass_simt.h"
+
+namespace gemmtiles {
+namespace {
+
+template <class LayoutA, class LayoutB, int BM, int BN>
+void run(const GemmProblem& p, int64_t lda, int64_t ldb, cudaStream_t stream) {
+  using Gemm = cutlass::gemm::device::Gemm<
+      float, LayoutA, float, LayoutB, float, cutlass::layout::RowMajor, float, cutlass::arch::OpClassSimt,
+      cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, 8>, cutlass::gemm::GemmShape<64, 64, 8>,
+      cutlass::gemm::GemmShape<1, 1, 1>, cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
+      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, /*Stages=*/4, /*AlignmentA=*/1,
+      /*AlignmentB=*/1>;
+  // c is read only where beta != 0 (LinearCombination skips the source then), as the other
+  // tiers' epilogue: without it the output stands in for C, never read.
+  const bool source = p.c != nullptr && p.beta != 0.0f;
+  const float* c = source ? p.c : p.out;
+  const int64_t ldc = source ? p.c_rs : p.out_rs;
+  typename Gemm::Arguments args({static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)},
+                                {p.a, lda}, {p.b, ldb}, {c, ldc}, {p.out, p.out_rs},
+                                {p.alpha, source ? p.beta : 0.0f});
+  Gemm gemm;
+  const cutlass::Status status = gemm(args, nullptr, stream);
+  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: auto's CUTLASS SIMT kernel did not launch: ",
+              cutlass::cutlassGetStatusString(status));
+}
+
+}  // namespace
+
+void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream) {
+  using Row = cutlass::layout::RowMajor;
+  using Col = cutlass::layout::ColumnMajor;
+  const bool a_row = p.a_cs == 1, b_row = p.b_cs == 1;
+  const int64_t lda = a_row ? p.a_rs : p.a_cs, ldb = b_row ? p.b_rs : p.b_cs;
+  if (a_row && b_row) return run<Row, Row, 128, 256>(p, lda, ldb, stream);
+  if (a_row) return run<Row, Col, 128, 256>(p, lda, ldb, stream);
+  if (b_row) return run<Col, Row, 256, 128>(p, lda, ldb, stream);
+  run<Col, Col, 128, 256>(p, lda, ldb, stream);
+}
+
+}  // namespace gemmtiles

@@ -1,0 +1,180 @@
+"""auto's CUTLASS SIMT path (csrc/cuda/cutlass_simt.h): when it is planned (the rule and the
+tuned table's `cutlass` entries, no GPU needed), and that it is right on every layout, odd
+size, stride and epilogue it takes, and falls back where it does not take the problem."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gemmtiles import tune
+from gemmtiles.bench import Shape
+from gemmtiles._ops import _C, sm90a_built
+from gemmtiles.testing import check_tier, needs_cuda, operand
+
+H100_SMS = 132
+
+
+def plan(m, n, k, layout, batch=1, table=None, cutlass=True):
+    """auto's plan for a problem in layout NN, NT, TN or TT (first letter: A, second: B;
+    T: stored transposed) on an H100, where CUTLASS's kernel can run it (cutlass)."""
+    return _C.auto_plan(m, n, k, batch, layout[1] == "T", True, H100_SMS, layout[0] == "N", table, True, cutlass)
+
+
+@pytest.mark.parametrize(
+    "m,n,k,layout,tile",
+    [
+        (2048, 2048, 2048, "NN", (128, 256)),  # one wave of 128 tiles on 132 SMs
+        (2048, 2048, 2048, "TN", (256, 128)),  # weight gradients: 256 x 128 tiles
+        (4096, 4096, 4096, "NN", (128, 256)),  # 512 tiles: 3.9 waves
+        (32000, 2048, 2048, "TN", (256, 128)),
+        (2048, 2048, 32000, "TT", (128, 256)),
+        (2048, 2048, 2048, "NT", None),  # both K-major: by the tuned table alone
+        (2048, 5504, 2048, "NN", None),  # 352 tiles: a last wave 2/3 full
+        (2048, 5504, 2048, "TN", None),
+        (1000, 4096, 4096, "NN", None),  # under 1024 rows
+        (2048, 2048, 500, "NN", None),  # shallow
+    ],
+)
+def test_rule_plans_cutlass_on_full_waves(m, n, k, layout, tile):
+    got = plan(m, n, k, layout)
+    if tile is None:
+        assert got[0] != "cutlass" and got == plan(m, n, k, layout, cutlass=False)
+    else:
+        assert got[:3] == ("cutlass", *tile)
+        # Not where the build or the GPU lacks it, nor for a batch.
+        assert plan(m, n, k, layout, cutlass=False)[0] != "cutlass"
+        assert plan(m, n, k, layout, batch=2)[0] != "cutlass"
+
+
+def test_table_entry_names_cutlass():
+    table = ("NT 2048 2048 2048 cutlass 0 1\nTN 256 512 64 cutlass 0 1\nTT 8 8 8 cutlass 0 1\n"
+             "NN 2048 2048 2048 warptile 0 1\nNN 2048 2048 32768 transposed 0 1\n")
+    assert plan(2048, 2048, 2048, "NT", table=table)[:3] == ("cutlass", 128, 256)
+    assert plan(2000, 2000, 2000, "NT", table=table)[:3] == ("cutlass", 128, 256)  # the same buckets
+    assert plan(256, 512, 64, "TN", table=table)[:3] == ("cutlass", 256, 128)
+    assert plan(8, 8, 8, "TT", table=table)[:3] == ("cutlass", 128, 256)
+    # The entries name A's layout: a TN entry is not an NN one's, nor the other way round.
+    assert plan(256, 512, 64, "NN", table=table) == plan(256, 512, 64, "NN")
+    # An entry of another kernel decides instead of the rule; a `transposed` one leaves the
+    # copy to the launch, whose M-major product then plans on its own.
+    assert plan(2048, 2048, 2048, "NN", table=table)[0] == "warptile"
+    assert plan(2048, 2048, 32000, "NN", table=table)[0] == "split_tile"
+    assert plan(2048, 2048, 32000, "TN", table=table)[0] == "cutlass"
+    # Without CUTLASS's kernel, or batched: the heuristic.
+    assert plan(2048, 2048, 2048, "NT", table=table, cutlass=False) == plan(2048, 2048, 2048, "NT", cutlass=False)
+    assert plan(2048, 2048, 2048, "NT", batch=3, table=table) == plan(2048, 2048, 2048, "NT", batch=3)
+
+
+@pytest.mark.parametrize("line", ["TN 32 4096 4096 pipelined 128 1", "TT 32 4096 4096 warptile 0 1",
+                                  "NT 32 4096 4096 cutlass 128 1", "NN 32 4096 4096 cutlass 0 2",
+                                  "TX 32 4096 4096 cutlass 0 1"])
+def test_table_cutlass_lines_that_do_not_parse(line):
+    with pytest.raises(ValueError, match=r"line 2: expected"):
+        plan(32, 4096, 4096, "NT", table="# header\n" + line)
+
+
+def test_tuner_offers_cutlass_where_auto_can_run_it(monkeypatch):
+    monkeypatch.setattr(tune, "_cutlass_here", lambda: True)
+    assert tune.CUTLASS in tune.candidates(2048, 2048, None, "NT", 2048)
+    assert tune.CUTLASS in tune.candidates(1024, 2048, None, "NN", 5504)
+    assert tune.CUTLASS not in tune.candidates(512, 2048, None, "NT", 2048)
+    # The heuristic's plan, as a candidate: CUTLASS's where the rule names it.
+    assert tune.heuristic_plan(Shape(2048, 2048, 2048), sms=132) == tune.CUTLASS
+    assert tune.heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
+    monkeypatch.setattr(tune, "_cutlass_here", lambda: False)
+    assert tune.CUTLASS not in tune.candidates(2048, 2048, None, "NT", 2048)
+    assert tune.heuristic_plan(Shape(2048, 2048, 2048), sms=132) == tune.TRANSPOSED
+
+
+# On the GPU: the path itself, forced onto small shapes by table entries.
+
+def _cutlass_runs_here():
+    return torch.cuda.is_available() and sm90a_built() and torch.cuda.get_device_capability() == (9, 0)
+
+
+needs_cutlass = pytest.mark.skipif(not _cutlass_runs_here(), reason="needs an sm_90 GPU and a build with CUTLASS")
+
+SHAPES = [(1, 1, 1), (1, 7, 3), (5, 1, 9), (3, 5, 7), (17, 33, 129), (129, 257, 65), (131, 127, 1), (300, 260, 77),
+          (1031, 1033, 517)]
+
+
+def _table_for(shapes, layouts=("NN", "NT", "TN", "TT")):
+    return "\n".join(f"{lay} {' '.join(str(_C.auto_bucket(x)) for x in s)} cutlass 0 1" for s in shapes
+                     for lay in layouts)
+
+
+@pytest.fixture
+def cutlass_table():
+    device = torch.cuda.current_device()
+    _C.set_auto_table(device, _table_for(SHAPES), "test_cutlass: every shape on CUTLASS")
+    try:
+        yield
+    finally:
+        _C.set_auto_table(device, None)
+
+
+def _kernels(fn):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("m,n,k", SHAPES)
+@pytest.mark.parametrize("a_layout,b_layout", [("row", "row"), ("row", "col"), ("col", "row"), ("col", "col")])
+def test_cutlass_path_is_right(cutlass_table, m, n, k, a_layout, b_layout):
+    a = operand(m, k, "cuda", a_layout)
+    b = operand(k, n, "cuda", b_layout)
+    check_tier("auto", a, b)
+    # Sliced operands (a leading dimension past the rows) and pointers off float4 alignment.
+    a = operand(m, k, "cuda", a_layout, pad=3, offset=1)
+    b = operand(k, n, "cuda", b_layout, pad=5, offset=3)
+    check_tier("auto", a, b, alpha=-1.5)
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("c_shape", ["full", "row", "col", "scalar", "strided"])
+@pytest.mark.parametrize("beta", [0.0, 1.0, -0.5])
+def test_cutlass_path_epilogue(cutlass_table, c_shape, beta):
+    m, n, k = 300, 260, 77
+    a = operand(m, k, "cuda", "col")
+    b = operand(k, n, "cuda", "row")
+    c = {"full": lambda: torch.randn(m, n, device="cuda"), "row": lambda: torch.randn(n, device="cuda"),
+         "col": lambda: torch.randn(m, 1, device="cuda"), "scalar": lambda: torch.randn((), device="cuda"),
+         "strided": lambda: torch.randn(n, m, device="cuda").t()}[c_shape]()
+    if beta == 0.0:
+        c = c.fill_(float("nan"))  # never read
+    out = check_tier("auto", a, b, c, alpha=2.0, beta=beta)
+    assert not out.isnan().any()
+
+
+@needs_cuda
+@needs_cutlass
+def test_cutlass_runs_where_planned(cutlass_table):
+    a = operand(300, 77, "cuda", "col")
+    b = operand(77, 260, "cuda", "row")
+    assert any("cutlass" in name for name in _kernels(lambda: torch.ops.gemmtiles.auto(a, b)))
+    # A c whose rows are not unit-stride is not CUTLASS's: the tiles run it, still right.
+    c = torch.randn(260, 300, device="cuda").t()
+    names = _kernels(lambda: torch.ops.gemmtiles.auto(a, b, c, 1.0, 1.0))
+    assert not any("cutlass" in name for name in names)
+    check_tier("auto", a, b, c, beta=1.0)
+
+
+@needs_cuda
+@needs_cutlass
+def test_rule_runs_cutlass_on_a_weight_gradient():
+    # No table entry (the shipped table holds NN and NT): the rule's 256 x 128 tiles, one wave.
+    device = torch.cuda.current_device()
+    _C.set_auto_table(device, "", "test_cutlass: the heuristic")
+    try:
+        a = operand(2048, 1024, "cuda", "col")
+        b = operand(1024, 2048, "cuda", "row")
+        assert any("cutlass" in name for name in _kernels(lambda: torch.ops.gemmtiles.auto(a, b)))
+        check_tier("auto", a, b)
+    finally:
+        _C.set_auto_table(device, None)
