@@ -49,6 +49,8 @@ CASES = [
     (260, 132, 33, "col", "row", 0, 0, None),  # both M-major: whole slices, the first starting early,
     (1028, 2052, 37, "row", "row", 0, 0, None),  # NN with A transposed first,
     (1024, 2048, 301, "row", "row", 1, 1, None),  # and with B realigned first
+    (2048, 2048, 517, "col", "row", 0, 0, None),  # CUTLASS's SIMT kernel (auto's rule): 256 x 128 tiles,
+    (2040, 2047, 513, "row", "row", 1, 1, None),  # 128 x 256, odd sizes, operands off 16 bytes
 ]
 
 
