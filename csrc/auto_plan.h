@@ -118,11 +118,11 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // family cuBLAS runs for fp32 on Hopper, built with the tensor-core tiers. Its tile: 128 x 256
 // x 8, eight warps, one block per SM (256 x 128 for a column-major A and row-major B, the
 // weight gradients' layout). On one wave of tiles and on many full ones it runs at 0.97-1.0x
-// cuBLAS where the pipelined tile runs at 0.92-0.95x; on a last wave much less than full the
+// cuBLAS where the pipelined tile runs at 0.89-0.95x; on a last wave much less than full the
 // pipelined tile's split tail wins (H100, one run each, us, K whole, cuBLAS / CUTLASS /
 // pipelined tile: 2048^3 NN 344 / 346 / 387 (warptile 369), TN 333 / 344 / 363, NT 348 / 360 /
 // 375; 4096^3 NN 2715 / 2704 / 2976, TN 2669 / 2693 / 2818; 32000 x 2048 x 2048 TN 5268 / 5408
-// / 5666; 2048 x 5504 x 2048 TN, 2.7 waves: 988 / 1023 / 980 with the split tail). Where A and B
+// / 5666; 2048 x 5504 x 2048 TN, 2.6 waves: 988 / 1023 / 980 with the split tail). Where A and B
 // are both K-major (nn.Linear's x @ W^T) it was slower at one shape (2048 x 2048 x 5504 NT:
 // 927 / 1129 / 977), so for that layout the tuned table alone names it.
 struct CutlassTile {
@@ -135,9 +135,11 @@ inline AutoPlan cutlass_plan(bool a_kmajor, bool b_kmajor) {
   const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
   return {AutoKernel::kCutlass, t.bm, t.bn};
 }
-// The rule, where no table entry decides: one product of at least 1024 x 1024 outputs and
-// 512 deep, not both operands K-major, whose tiles fill their waves of one block per SM to at
-// least kCutlassMinFill.
+// The rule, where no table entry applies (auto_plan): one product of at least 1024 x 1024
+// outputs and 512 deep, not both operands K-major (a column-major A with a column-major B, TT,
+// is covered with NN's tile, untimed), whose tiles fill their waves of one block per SM to at least
+// kCutlassMinFill. For NN it comes before the M-major copy of A (transpose_a_first): a
+// product the rule takes runs on CUTLASS with A as it lies.
 inline constexpr int64_t kCutlassMinMN = 1024, kCutlassMinK = 512;
 inline constexpr double kCutlassMinFill = 0.94;
 inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
@@ -288,8 +290,11 @@ inline bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bo
   if (!(batch == 1 && a_kmajor && !b_kmajor && b_vec && M % 4 == 0 && N % 4 == 0 && M >= kAsyncTile.bm &&
         N >= kAsyncTile.bn && (M <= N || K <= N)))
     return false;
+  // A `cutlass` entry plans CUTLASS's kernel where it runs (auto_plan); where it does not, the
+  // size bounds decide, as without the entry.
   if (table)
-    if (const AutoTableEntry* e = table->find(M, N, K, false)) return e->transposed;
+    if (const AutoTableEntry* e = table->find(M, N, K, false); e && e->kernel != AutoKernel::kCutlass)
+      return e->transposed;
   return M >= kTransposeAMinM && N >= kTransposeAMinN;
 }
 
@@ -312,10 +317,22 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
                      ceil_div64(M, kAsyncTile.bm) <= 65535;
   const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
-  if (e && e->kernel == AutoKernel::kCutlass && cutlass) return cutlass_plan(a_kmajor, b_kmajor);
+  // An entry the problem cannot take counts as none (the heuristic decides, CUTLASS's rule
+  // first): a `cutlass` one without the kernel, a `transposed` one whose copy is not made
+  // (transpose_a_first), tiles or skinny past the rows they take.
+  if (e) {
+    const bool applies =
+        e->kernel == AutoKernel::kCutlass ? cutlass
+        : e->transposed                   ? transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table)
+        : e->kernel == AutoKernel::kSplitTile ? e->rows == 128 || M <= kSplitTileMaxM
+        : e->kernel == AutoKernel::kSkinnyNMajor ? M <= skinny_max_m(b_kmajor, b_vec)
+                                                 : true;
+    if (!applies) e = nullptr;
+  }
+  if (e && e->kernel == AutoKernel::kCutlass) return cutlass_plan(a_kmajor, b_kmajor);
+  if (cutlass && !e && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_plan(a_kmajor, b_kmajor);
   // A `transposed` entry is for the launch (transpose_a_first), which then plans the product
   // it makes: here the plan is the heuristic's own tiles, so that the copy is made.
-  if (cutlass && !e && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_plan(a_kmajor, b_kmajor);
   if (e && a_kmajor && !e->transposed) {
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,

@@ -459,8 +459,11 @@ def test_shipped_tables_are_followed():
         elif kernel == "transposed":
             assert _C.transpose_a_first(m, n, k, 1, True, False, True, path.read_text()), (path, m, n, k)
         elif kernel == "cutlass":
-            # Where the build and the GPU run it (the last argument of auto_plan above).
+            # Where the build and the GPU run it (the last argument of auto_plan above); else the
+            # heuristic, as without the entry.
             assert plan[0] == "cutlass", (path, layout, m, n, k)
+            without = _C.auto_plan(m, n, k, 1, layout[1] == "T", True, H100_SMS, a_kmajor, path.read_text())
+            assert without == _C.auto_plan(m, n, k, 1, layout[1] == "T", True, H100_SMS, a_kmajor), (path, m, n, k)
         else:
             assert plan[0] == "warptile", (path, layout, m, n, k)
 

@@ -15,7 +15,7 @@ namespace gemmtiles {
 // and whose c, where read (beta != 0), has a unit column stride (a full matrix or a bias row).
 // Any strides and alignment of A and B otherwise (single-float copies).
 inline bool cutlass_simt_takes(const GemmProblem& p) {
-  constexpr int64_t kMax = (int64_t(1) << 31) - 1;
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1 - 256;  // CUTLASS rounds sizes up to tiles in int
   return p.batch == 1 && p.M <= kMax && p.N <= kMax && p.K <= kMax && (p.N + 127) / 128 <= 65535 &&
          !(p.c && p.beta != 0.0f && p.c_cs != 1);
 }
