@@ -317,23 +317,17 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
                      ceil_div64(M, kAsyncTile.bm) <= 65535;
   const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
-  // An entry the problem cannot take counts as none (the heuristic decides, CUTLASS's rule
-  // first): a `cutlass` one without the kernel, a `transposed` one whose copy is not made
-  // (transpose_a_first), tiles or skinny past the rows they take.
-  if (e) {
-    const bool applies =
-        e->kernel == AutoKernel::kCutlass ? cutlass
-        : e->transposed                   ? transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table)
-        : e->kernel == AutoKernel::kSplitTile ? e->rows == 128 || M <= kSplitTileMaxM
-        : e->kernel == AutoKernel::kSkinnyNMajor ? M <= skinny_max_m(b_kmajor, b_vec)
-                                                 : true;
-    if (!applies) e = nullptr;
-  }
-  if (e && e->kernel == AutoKernel::kCutlass) return cutlass_plan(a_kmajor, b_kmajor);
-  if (cutlass && !e && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_plan(a_kmajor, b_kmajor);
-  // A `transposed` entry is for the launch (transpose_a_first), which then plans the product
-  // it makes: here the plan is the heuristic's own tiles, so that the copy is made.
-  if (e && a_kmajor && !e->transposed) {
+  // The entry's plan, where the problem can take it. One it cannot take counts as none (the
+  // heuristic decides, CUTLASS's rule first): a `cutlass` one without the kernel, a
+  // `transposed` one whose copy is not made (transpose_a_first), tiles or skinny past the rows
+  // they take. A `transposed` entry that applies is for the launch, which then plans the
+  // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
+  bool copy_first = false;
+  if (e && e->kernel == AutoKernel::kCutlass) {
+    if (cutlass) return cutlass_plan(a_kmajor, b_kmajor);
+  } else if (e && e->transposed) {
+    copy_first = transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table);
+  } else if (e && a_kmajor) {
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
                              K, e->splits);
@@ -341,6 +335,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
+  if (cutlass && !copy_first && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms))
+    return cutlass_plan(a_kmajor, b_kmajor);
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the

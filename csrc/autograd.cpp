@@ -185,9 +185,6 @@ struct TierBackward : torch::autograd::Node {
     packed.emplace_back(a.unpack());
     packed.emplace_back(b.unpack());
     for (size_t i = 0; i < 3; ++i) packed.emplace_back(static_cast<bool>(task_should_compute_output(i)));
-    std::vector<at::TypePtr> schema;
-    schema.reserve(packed.size());
-    for (const c10::IValue& v : packed) schema.push_back(v.isTensor() ? at::TensorType::get() : v.type());
     // Bound once per process under one name, a Python identifier (it is printed into the
     // compiler's graph code), as torch's generated nodes bind theirs; the tier is an argument.
     const auto& compiler = torch::dynamo::autograd::getPyCompilerInterface();
@@ -195,6 +192,9 @@ struct TierBackward : torch::autograd::Node {
     static bool bound = false;  // binding runs inside the compiler, under the GIL
     if (!bound) {
       bound = true;
+      std::vector<at::TypePtr> schema;
+      schema.reserve(packed.size());
+      for (const c10::IValue& v : packed) schema.push_back(v.isTensor() ? at::TensorType::get() : v.type());
       compiler->bind_function(saved.get_py_compiler(), fn, tier_backward_packed, schema,
                               /*is_custom_function=*/false, /*is_traceable=*/true);
     }

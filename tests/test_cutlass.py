@@ -9,7 +9,7 @@ import torch
 
 from gemmtiles import tune
 from gemmtiles.bench import Shape
-from gemmtiles._ops import _C, sm90a_built
+from gemmtiles._ops import _C
 from gemmtiles.testing import check_tier, needs_cuda, operand
 
 H100_SMS = 132
@@ -97,11 +97,7 @@ def test_tuner_offers_cutlass_where_auto_can_run_it(monkeypatch):
 
 # On the GPU: the path itself, forced onto small shapes by table entries.
 
-def _cutlass_runs_here():
-    return torch.cuda.is_available() and sm90a_built() and torch.cuda.get_device_capability() == (9, 0)
-
-
-needs_cutlass = pytest.mark.skipif(not _cutlass_runs_here(), reason="needs an sm_90 GPU and a build with CUTLASS")
+needs_cutlass = pytest.mark.skipif(not tune._cutlass_here(), reason="needs an sm_90 GPU and a build with CUTLASS")
 
 SHAPES = [(1, 1, 1), (1, 7, 3), (5, 1, 9), (3, 5, 7), (17, 33, 129), (129, 257, 65), (131, 127, 1), (300, 260, 77),
           (1031, 1033, 517)]

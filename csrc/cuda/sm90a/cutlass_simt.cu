@@ -1,21 +1,30 @@
 // CUTLASS's SIMT SGEMM for `auto` (csrc/cuda/cutlass_simt.h): one instantiation per layout of
-// A and B, the tile that ran fastest for it on the H100 (docs/ladder.md).
+// A and B, on the tile that auto_plan.h's cutlass_tile names for it (the one that ran fastest
+// for it on the H100: docs/ladder.md).
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm.h>
 
+#include <type_traits>
+
 #include <c10/util/Exception.h>
 
+#include "../../auto_plan.h"
 #include "../cutlass_simt.h"
 
 namespace gemmtiles {
 namespace {
 
-template <class LayoutA, class LayoutB, int BM, int BN>
+// A and B K-major (row-major A; column-major B) or not.
+template <bool A_KMAJOR, bool B_KMAJOR>
 void run(const GemmProblem& p, int64_t lda, int64_t ldb, cudaStream_t stream) {
+  using Row = cutlass::layout::RowMajor;
+  using Col = cutlass::layout::ColumnMajor;
+  constexpr CutlassTile kTile = cutlass_tile(A_KMAJOR, B_KMAJOR);
   using Gemm = cutlass::gemm::device::Gemm<
-      float, LayoutA, float, LayoutB, float, cutlass::layout::RowMajor, float, cutlass::arch::OpClassSimt,
-      cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, 8>, cutlass::gemm::GemmShape<64, 64, 8>,
-      cutlass::gemm::GemmShape<1, 1, 1>, cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
+      float, std::conditional_t<A_KMAJOR, Row, Col>, float, std::conditional_t<B_KMAJOR, Col, Row>, float, Row, float,
+      cutlass::arch::OpClassSimt, cutlass::arch::Sm80, cutlass::gemm::GemmShape<kTile.bm, kTile.bn, 8>,
+      cutlass::gemm::GemmShape<64, 64, 8>, cutlass::gemm::GemmShape<1, 1, 1>,
+      cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
       cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, /*Stages=*/4, /*AlignmentA=*/1,
       /*AlignmentB=*/1>;
   // c is read only where beta != 0 (LinearCombination skips the source then), as the other
@@ -35,14 +44,12 @@ void run(const GemmProblem& p, int64_t lda, int64_t ldb, cudaStream_t stream) {
 }  // namespace
 
 void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream) {
-  using Row = cutlass::layout::RowMajor;
-  using Col = cutlass::layout::ColumnMajor;
-  const bool a_row = p.a_cs == 1, b_row = p.b_cs == 1;
-  const int64_t lda = a_row ? p.a_rs : p.a_cs, ldb = b_row ? p.b_rs : p.b_cs;
-  if (a_row && b_row) return run<Row, Row, 128, 256>(p, lda, ldb, stream);
-  if (a_row) return run<Row, Col, 128, 256>(p, lda, ldb, stream);
-  if (b_row) return run<Col, Row, 256, 128>(p, lda, ldb, stream);
-  run<Col, Col, 128, 256>(p, lda, ldb, stream);
+  const bool a_kmajor = p.a_cs == 1, b_kmajor = p.b_cs != 1;
+  const int64_t lda = a_kmajor ? p.a_rs : p.a_cs, ldb = b_kmajor ? p.b_cs : p.b_rs;
+  if (a_kmajor && !b_kmajor) return run<true, false>(p, lda, ldb, stream);
+  if (a_kmajor) return run<true, true>(p, lda, ldb, stream);
+  if (!b_kmajor) return run<false, false>(p, lda, ldb, stream);
+  run<false, true>(p, lda, ldb, stream);
 }
 
 }  // namespace gemmtiles
