@@ -30,4 +30,12 @@ struct GemmProblem {
   int64_t k_cluster = 0;
 };
 
+// The layouts prepare_gemm gives the operands, each with one unit stride: A is K-major
+// (row-major) when its column stride is 1, B K-major (column-major) when its column stride is
+// not; an operand's leading dimension is its other stride.
+inline bool a_kmajor(const GemmProblem& p) { return p.a_cs == 1; }
+inline bool b_kmajor(const GemmProblem& p) { return p.b_cs != 1; }
+inline int64_t a_ld(const GemmProblem& p) { return a_kmajor(p) ? p.a_rs : p.a_cs; }
+inline int64_t b_ld(const GemmProblem& p) { return b_kmajor(p) ? p.b_cs : p.b_rs; }
+
 }  // namespace gemmtiles

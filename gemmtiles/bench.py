@@ -146,6 +146,57 @@ def model_step(model, scenario: str) -> Callable[[], None]:
     return step
 
 
+def interleaved(steps: dict[str, Callable[[], None]], rounds: int, warmup: int = 3,
+                sync: Optional[Callable[[], None]] = None,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Seconds per call of each of `steps`, their calls interleaved: after `warmup` untimed
+    calls of each, every round times one call of each, the order turned by one step a round
+    (A B, then B A, ...), so that a drift of the GPU's clock or temperature during the run
+    weighs on every step alike, as it would not on steps timed one after the other. `sync`
+    (a GPU synchronisation) runs before and after each timed call."""
+    names = list(steps)
+    for name in names:
+        for _ in range(warmup):
+            steps[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    sync = sync or (lambda: None)
+    for r in range(rounds):
+        turn = r % len(names)
+        for name in names[turn:] + names[:turn]:
+            sync()
+            t0 = clock()
+            steps[name]()
+            sync()
+            times[name].append(clock() - t0)
+    return times
+
+
+@dataclass
+class ModelRow:
+    scenario: str
+    torch_ms: float      # median of the rounds
+    gemmtiles_ms: float
+    speed: float         # torch_ms / gemmtiles_ms: gemmtiles' speed as a share of stock torch's
+    speed_q1: float      # quartiles of the rounds' own torch / gemmtiles ratios
+    speed_q3: float
+
+
+def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = None) -> list[ModelRow]:
+    """The model benchmark (model_pair, model_step) with stock and gemmtiles steps
+    interleaved (interleaved), per scenario, TF32 off. Needs a GPU and `transformers`."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    models = model_pair()
+    rows = []
+    for scenario in scenarios or list(MODEL_SCENARIOS):
+        steps = {impl: model_step(models[impl], scenario) for impl in ("torch", "gemmtiles")}
+        t = interleaved(steps, rounds, warmup, sync=torch.cuda.synchronize)
+        ratios = sorted(a / b for a, b in zip(t["torch"], t["gemmtiles"]))
+        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+        stock, ours = statistics.median(t["torch"]), statistics.median(t["gemmtiles"])
+        rows.append(ModelRow(scenario, stock * 1e3, ours * 1e3, stock / ours, q1, q3))
+    return rows
+
+
 def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float]:
     """Peak of the pipe a tier's precision runs on, at 1.98 GHz on Hopper: fp32, the FMA
     pipe (SMs x 128 lanes x 2 flops; H100 SXM: 66.9 TFLOP/s); tf32, the tensor cores' dense
@@ -454,6 +505,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         "from DRAM (as a model's layers read their weights) even where they fit in L2")
     p.add_argument("--overhead", action="store_true",
                    help="per-call wall time of sgemm and nn.Linear against torch at 64x64 instead")
+    p.add_argument("--model", action="store_true",
+                   help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
+                        "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
     args = p.parse_args(argv)
 
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -466,6 +520,20 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error("--cold-l2: flushes a GPU's L2; it needs --device cuda")
     device = torch.device(args.device)
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    if args.model:
+        if device.type != "cuda":
+            p.error("--model: the model benchmark runs on a GPU; it needs --device cuda")
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            p.error("--model: the model benchmark needs `transformers` (pip install transformers)")
+        print(f"the model benchmark on {device_name}: stock torch against gemmtiles (default tier), "
+              f"{args.repeats} interleaved rounds, median ms a step")
+        print(f"{'scenario':<16} {'torch':>9} {'gemmtiles':>10} {'speed':>6} {'rounds 25-75%':>14}")
+        for r in measure_models(args.repeats, args.warmup):
+            print(f"{r.scenario:<16} {r.torch_ms:>9.2f} {r.gemmtiles_ms:>10.2f} {r.speed:>6.3f}"
+                  f" {r.speed_q1:>6.3f}-{r.speed_q3:<6.3f}")
+        return 0
     if args.overhead:
         print(f"gemmtiles per-call overhead on {device_name} (us per call, best of 5 x 2000 calls)")
         print(f"{'case':<34} {'gemmtiles':>10} {'torch':>8} {'ratio':>6}")

@@ -24,7 +24,7 @@ MISUSE = [
 ]
 if not torch.cuda.is_available():
     MISUSE += [["--shapes", "odd"], ["--shapes", "transformer"], ["--shapes", "linear"], ["--shapes", "model"],
-               ["--device", "cuda"]]
+               ["--device", "cuda"], ["--model"]]
 
 
 TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"], ["--shapes", "0x4096x4096"],
@@ -139,6 +139,38 @@ def test_bench_overhead_mode_runs(monkeypatch, capsys):
     assert bench.main(["--overhead", "--device", device]) == 0
     out = capsys.readouterr().out
     assert "sgemm vs torch.mm" in out and "Linear fwd+bwd" in out
+
+
+def test_interleaved_turns_the_order_round_by_round():
+    log, now = [], [0.0]
+
+    def step(name, seconds):
+        def call():
+            log.append(name)
+            now[0] += seconds
+        return call
+
+    steps = {"torch": step("torch", 2.0), "gemmtiles": step("gemmtiles", 3.0)}
+    syncs = []
+    t = bench.interleaved(steps, rounds=4, warmup=2, sync=lambda: syncs.append(len(log)), clock=lambda: now[0])
+    # Warm-up calls first (untimed), then rounds whose order turns: A B, B A, A B, B A.
+    assert log[:4] == ["torch", "torch", "gemmtiles", "gemmtiles"]
+    assert log[4:] == ["torch", "gemmtiles", "gemmtiles", "torch"] * 2
+    assert t == {"torch": [2.0] * 4, "gemmtiles": [3.0] * 4}
+    assert len(syncs) == 2 * 8  # before and after every timed call
+    assert syncs[:2] == [4, 5]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_bench_model_mode_runs(monkeypatch, capsys):
+    pytest.importorskip("transformers")
+    # The two decode scenarios and two rounds: this checks the mode runs, not its figures.
+    real = bench.measure_models
+    monkeypatch.setattr(bench, "measure_models",
+                        lambda rounds, warmup: real(rounds, warmup, ["decode-b1", "decode-b8"]))
+    assert bench.main(["--model", "--repeats", "2", "--warmup", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "decode-b1" in out and "decode-b8" in out and "gemmtiles" in out
 
 
 def test_bench_times_the_tf32_reference_beside_tf32_tiers():

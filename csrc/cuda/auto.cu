@@ -21,13 +21,6 @@
 namespace gemmtiles {
 namespace {
 
-// prepare_gemm gives each operand one unit stride: A is K-major when its column stride is 1,
-// B when its column stride is not; an operand's leading dimension is its other stride.
-bool a_kmajor(const GemmProblem& p) { return p.a_cs == 1; }
-bool b_kmajor(const GemmProblem& p) { return p.b_cs != 1; }
-int64_t a_ld(const GemmProblem& p) { return a_kmajor(p) ? p.a_rs : p.a_cs; }
-int64_t b_ld(const GemmProblem& p) { return b_kmajor(p) ? p.b_cs : p.b_rs; }
-
 // The precision PyTorch allows for fp32 matmuls (torch.set_float32_matmul_precision):
 // "highest", its default, keeps auto on the exact fp32 kernels; "high" lets large problems
 // run on tf32x3 (fp32-class error on the tensor cores), "medium" on tf32. Up to 32 rows the

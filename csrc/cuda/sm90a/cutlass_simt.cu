@@ -44,11 +44,11 @@ void run(const GemmProblem& p, int64_t lda, int64_t ldb, cudaStream_t stream) {
 }  // namespace
 
 void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream) {
-  const bool a_kmajor = p.a_cs == 1, b_kmajor = p.b_cs != 1;
-  const int64_t lda = a_kmajor ? p.a_rs : p.a_cs, ldb = b_kmajor ? p.b_cs : p.b_rs;
-  if (a_kmajor && !b_kmajor) return run<true, false>(p, lda, ldb, stream);
-  if (a_kmajor) return run<true, true>(p, lda, ldb, stream);
-  if (!b_kmajor) return run<false, false>(p, lda, ldb, stream);
+  const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
+  const int64_t lda = a_ld(p), ldb = b_ld(p);
+  if (a_k && !b_k) return run<true, false>(p, lda, ldb, stream);
+  if (a_k) return run<true, true>(p, lda, ldb, stream);
+  if (!b_k) return run<false, false>(p, lda, ldb, stream);
   run<false, true>(p, lda, ldb, stream);
 }
 
