@@ -183,18 +183,23 @@ class ModelRow:
 
 def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = None) -> list[ModelRow]:
     """The model benchmark (model_pair, model_step) with stock and gemmtiles steps
-    interleaved (interleaved), per scenario, TF32 off. Needs a GPU and `transformers`."""
+    interleaved (interleaved), per scenario, TF32 off (restored after). Needs a GPU and
+    `transformers`."""
+    tf32 = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False
-    models = model_pair()
-    rows = []
-    for scenario in scenarios or list(MODEL_SCENARIOS):
-        steps = {impl: model_step(models[impl], scenario) for impl in ("torch", "gemmtiles")}
-        t = interleaved(steps, rounds, warmup, sync=torch.cuda.synchronize)
-        ratios = sorted(a / b for a, b in zip(t["torch"], t["gemmtiles"]))
-        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
-        stock, ours = statistics.median(t["torch"]), statistics.median(t["gemmtiles"])
-        rows.append(ModelRow(scenario, stock * 1e3, ours * 1e3, stock / ours, q1, q3))
-    return rows
+    try:
+        models = model_pair()
+        rows = []
+        for scenario in scenarios or list(MODEL_SCENARIOS):
+            steps = {impl: model_step(models[impl], scenario) for impl in ("torch", "gemmtiles")}
+            t = interleaved(steps, rounds, warmup, sync=torch.cuda.synchronize)
+            ratios = sorted(a / b for a, b in zip(t["torch"], t["gemmtiles"]))
+            q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+            stock, ours = statistics.median(t["torch"]), statistics.median(t["gemmtiles"])
+            rows.append(ModelRow(scenario, stock * 1e3, ours * 1e3, stock / ours, q1, q3))
+        return rows
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
 def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float]:
