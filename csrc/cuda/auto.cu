@@ -176,6 +176,9 @@ void launch_auto(const GemmProblem& p) {
     q.a_bs = q.out_bs = q.c_bs = 0;
     return launch_auto(q);
   }
+  // The tensor cores where the precision allows them (never up to 32 rows, so never in place
+  // of a skinny plan): before any plan of the exact kernels is made.
+  if (launch_tensor_core(p)) return;
   const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
   const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
@@ -184,14 +187,13 @@ void launch_auto(const GemmProblem& p) {
                                   table.get(), a_vec, cutlass_simt_runs(p, device));
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kCutlass) {
-    if (launch_tensor_core(p)) return;
     launch_cutlass_simt(p, c10::cuda::getCurrentCUDAStream());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
 #endif
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_tensor_core(p) || launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, table.get(), device) ||
+    if (launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, table.get(), device) ||
         launch_peeled(p, device))
       return;
   }
