@@ -10,7 +10,7 @@
 
 namespace gemmtiles {
 
-enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass };
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
@@ -18,6 +18,7 @@ inline const char* auto_kernel_name(AutoKernel k) {
     case AutoKernel::kSkinnyNMajor: return "skinny_nmajor";
     case AutoKernel::kSplitTile: return "split_tile";
     case AutoKernel::kCutlass: return "cutlass";
+    case AutoKernel::kCutlassStreamK: return "cutlass_streamk";
     default: return "warptile";
   }
 }
@@ -31,7 +32,7 @@ struct AutoPlan {
                        // per lane (nmajor);
                        // split_tile: columns of the block tile (128 or 256; 128 rows
                        // and 128 columns: the pipelined tile);
-                       // cutlass: its tile's rows and columns (mt x nw: cutlass_tile)
+                       // cutlass, cutlass_streamk: its tile's rows and columns (mt x nw)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
@@ -151,6 +152,28 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
   return double(tiles) >= kCutlassMinFill * double(ceil_div64(tiles, sms) * sms);
 }
 
+// CUTLASS's SIMT kernel with stream-K scheduling (csrc/cuda/sm90a/cutlass_streamk.cu), for
+// both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles, one block per SM,
+// the k iterations past whole waves of tiles shared out evenly between the SMs. Where the
+// tiles make a wave or a fraction past whole ones it runs at 0.99-1.1x cuBLAS, where the
+// pipelined tile splits K or its last wave (H100, one run, us, cuBLAS / stream-K / the
+// pipelined tile's plan: 1024 x 2048 x 2048 NT 199.5 / 201.8 / ~193 against cuBLAS 183 in
+// its own run; 1024 x 5504 x 2048 512.0 / 495.2; 2048 x 5504 x 2048 1068.3 / 964.0;
+// 1024 x 32000 x 2048 2757.2 / 2758.9, CUTLASS's data-parallel 128 x 256 kernel 2837.8).
+// It ran slower at K = 5504 (1024 x 2048 x 5504: 481.2 / 589.1; 2048 x 2048 x 5504: 932.3 /
+// 1208.8) and past 2048 rows (4096^3: 2743.4 / 2843.2, the pipelined tile 0.98x cuBLAS).
+inline constexpr CutlassTile kCutlassStreamKTile = {256, 128};
+inline AutoPlan cutlass_streamk_plan() {
+  return {AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
+}
+// The rule, where no table entry applies: one product with both operands K-major, 1024-2048
+// rows, at least 1024 columns and 512-4096 deep.
+inline constexpr int64_t kStreamKMinMN = 1024, kStreamKMaxM = 2048, kStreamKMinK = 512, kStreamKMaxK = 4096;
+inline bool cutlass_streamk_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor) {
+  return batch == 1 && a_kmajor && b_kmajor && M >= kStreamKMinMN && M <= kStreamKMaxM && N >= kStreamKMinMN &&
+         K >= kStreamKMinK && K <= kStreamKMaxK;
+}
+
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
 // the fewest splits that minimise the modelled time, in units of one k step of a full wave
 // of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a
@@ -224,12 +247,14 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
 //   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile|transposed|cutlass> <tile rows> <splits>
 //   <TN|TT> <m> <n> <k> cutlass 0 1
+//   NT <m> <n> <k> streamk 0 1
 // (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (64: the
 // pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
 // operands allow it, else warptile's 128 x 256), else 0; splits 1-64. transposed (NN only,
 // 0 rows, 1 split): A copied M-major first, where the operands allow it (transpose_a_first).
 // cutlass (0 rows, 1 split): CUTLASS's SIMT kernel (cutlass_plan), where the build has it and
-// it takes the problem; TN and TT entries (A column-major) name it alone.
+// it takes the problem; TN and TT entries (A column-major) name it alone. streamk (NT only, 0
+// rows, 1 split): the same kernel with stream-K scheduling (cutlass_streamk_plan), likewise.
 // An entry applies to a batch-1 problem with A in its layout (NN, NT: row-major) whose
 // dimensions fall in its bucket; anything else, and any bucket the table lacks, takes the
 // heuristic.
@@ -325,6 +350,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
     if (cutlass) return cutlass_plan(a_kmajor, b_kmajor);
+  } else if (e && e->kernel == AutoKernel::kCutlassStreamK) {
+    if (cutlass && a_kmajor && b_kmajor) return cutlass_streamk_plan();
   } else if (e && e->transposed) {
     copy_first = transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table);
   } else if (e && a_kmajor) {
@@ -337,6 +364,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   }
   if (cutlass && !copy_first && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms))
     return cutlass_plan(a_kmajor, b_kmajor);
+  if (cutlass && cutlass_streamk_rule(M, N, K, batch, a_kmajor, b_kmajor)) return cutlass_streamk_plan();
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the

@@ -74,10 +74,13 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool tile = pipelined || (ok && f[4] == "split_tile" && (rows == 32 || rows == 64 || rows == 128));
     const bool transposed = ok && f[4] == "transposed" && f[0] == "NN" && rows == 0 && e.splits == 1;
     const bool cutlass = ok && f[4] == "cutlass" && rows == 0 && e.splits == 1;
-    if (!ok || (a_col && !cutlass) || !(tile || transposed || cutlass || f[4] == "skinny" || f[4] == "warptile")) {
+    const bool streamk = ok && f[4] == "streamk" && f[0] == "NT" && rows == 0 && e.splits == 1;
+    if (!ok || (a_col && !cutlass) ||
+        !(tile || transposed || cutlass || streamk || f[4] == "skinny" || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
                                   "<skinny|split_tile|pipelined|warptile> rows splits', 'NN m n k " +
-                                  "transposed 0 1' or '<NN|NT|TN|TT> m n k cutlass 0 1', got '" + line + "'");
+                                  "transposed 0 1', '<NN|NT|TN|TT> m n k cutlass 0 1' or 'NT m n k " +
+                                  "streamk 0 1', got '" + line + "'");
     }
     e.a_kmajor = !a_col;
     e.b_kmajor = f[0][1] == 'T';
@@ -86,6 +89,7 @@ AutoTable AutoTable::parse(const std::string& text) {
     e.transposed = transposed;
     e.kernel = tile      ? AutoKernel::kSplitTile
                : cutlass ? AutoKernel::kCutlass
+               : streamk ? AutoKernel::kCutlassStreamK
                : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor
                                   : AutoKernel::kWarptile;
     t.entries.push_back(e);

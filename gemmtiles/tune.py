@@ -6,7 +6,8 @@ itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 
 where the operands allow it) at 1-48 splits of K, and for up to 16 rows (8 for NN whose B
 rows are not float4s) the skinny kernel at several split counts, for NN A copied M-major
 first where the operands allow it (`transposed`), and from 1024 rows and columns CUTLASS's
-SIMT SGEMM (`cutlass`) where the build has it; checks that each gives the heuristic's
+SIMT SGEMM (`cutlass`) where the build has it, and for NT from 256 rows and columns the same
+with stream-K scheduling (`streamk`); checks that each gives the heuristic's
 answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
@@ -53,6 +54,8 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
                                                   True, None, True, _cutlass_here())
     if kernel == "cutlass":
         return CUTLASS
+    if kernel == "cutlass_streamk":
+        return STREAMK
     if _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
         return TRANSPOSED
     if kernel.startswith("skinny"):
@@ -69,6 +72,12 @@ TRANSPOSED = ("transposed", 0, 1)
 # CUTLASS_MIN rows and columns, where a tile of 128 x 256 leaves the GPU less than idle.
 CUTLASS = ("cutlass", 0, 1)
 CUTLASS_MIN = 1024
+# The same kernel with stream-K scheduling, for NT alone (cutlass_streamk_plan): a candidate
+# from STREAMK_MIN rows and columns and STREAMK_MIN_K deep, where a block's share of the k
+# iterations outweighs the partial tiles it adds.
+STREAMK = ("streamk", 0, 1)
+STREAMK_MIN = 256
+STREAMK_MIN_K = 256
 
 
 def _cutlass_here() -> bool:
@@ -108,6 +117,8 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         out.append(TRANSPOSED)
     if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():
         out.append(CUTLASS)
+    if b_kmajor and n is not None and min(m, n) >= STREAMK_MIN and k >= STREAMK_MIN_K and _cutlass_here():
+        out.append(STREAMK)
     if extra is not None and extra not in out and extra[2] <= MAX_TABLE_SPLITS:
         out.append(extra)
     return out

@@ -29,7 +29,7 @@ def plan(m, n, k, layout, batch=1, table=None, cutlass=True):
         (4096, 4096, 4096, "NN", (128, 256)),  # 512 tiles: 3.9 waves
         (32000, 2048, 2048, "TN", (256, 128)),
         (2048, 2048, 32000, "TT", (128, 256)),
-        (2048, 2048, 2048, "NT", None),  # both K-major: by the tuned table alone
+        (4096, 4096, 2048, "NT", None),  # both K-major: stream-K's rule, else the table alone
         (2048, 5504, 2048, "NN", None),  # 352 tiles: a last wave 2/3 full
         (2048, 5504, 2048, "TN", None),
         (1000, 4096, 4096, "NN", None),  # under 1024 rows
@@ -89,10 +89,69 @@ def test_tuner_offers_cutlass_where_auto_can_run_it(monkeypatch):
     assert tune.CUTLASS not in tune.candidates(512, 2048, None, "NT", 2048)
     # The heuristic's plan, as a candidate: CUTLASS's where the rule names it.
     assert tune.heuristic_plan(Shape(2048, 2048, 2048), sms=132) == tune.CUTLASS
-    assert tune.heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
+    assert tune.heuristic_plan(Shape(4096, 4096, 4096, "NT"), sms=132) == ("pipelined", 128, 1)
     monkeypatch.setattr(tune, "_cutlass_here", lambda: False)
     assert tune.CUTLASS not in tune.candidates(2048, 2048, None, "NT", 2048)
     assert tune.heuristic_plan(Shape(2048, 2048, 2048), sms=132) == tune.TRANSPOSED
+
+
+@pytest.mark.parametrize(
+    "m,n,k,layout,streamk",
+    [
+        (1024, 2048, 2048, "NT", True),  # prefill's x @ W^T: half a wave of 256 x 128 tiles
+        (1024, 5504, 2048, "NT", True),  # 1.3 waves
+        (2048, 32000, 2048, "NT", True),
+        (1024, 1024, 512, "NT", True),
+        (2048, 1024, 4096, "NT", True),
+        (1023, 2048, 2048, "NT", False),  # under 1024 rows
+        (2049, 2048, 2048, "NT", False),  # past 2048
+        (1024, 1023, 2048, "NT", False),
+        (1024, 2048, 511, "NT", False),  # shallow
+        (1024, 2048, 5504, "NT", False),  # deep (slower there)
+        (1024, 2048, 2048, "NN", False),  # K-major operands only
+        (1024, 2048, 2048, "TN", False),
+        (1024, 2048, 2048, "TT", False),
+    ],
+)
+def test_rule_plans_streamk_for_x_at_w_t(m, n, k, layout, streamk):
+    got = plan(m, n, k, layout)
+    if streamk:
+        assert got[:3] == ("cutlass_streamk", 256, 128)
+        # Not where the build or the GPU lacks CUTLASS, nor for a batch.
+        assert plan(m, n, k, layout, cutlass=False)[0] == "split_tile"
+        assert plan(m, n, k, layout, batch=2)[0] != "cutlass_streamk"
+    else:
+        assert got[0] != "cutlass_streamk"
+
+
+def test_table_entry_names_streamk():
+    table = "NT 1024 2048 2048 streamk 0 1\nNT 4096 4096 4096 streamk 0 1\nNT 1024 6144 2048 pipelined 128 1\n"
+    assert plan(1024, 2048, 2048, "NT", table=table)[:3] == ("cutlass_streamk", 256, 128)
+    assert plan(4000, 4000, 4000, "NT", table=table)[:3] == ("cutlass_streamk", 256, 128)  # past the rule's bounds
+    # An entry of another kernel decides instead of the rule.
+    assert plan(1024, 5504, 2048, "NT", table=table)[:3] == ("split_tile", 128, 128)
+    # Without CUTLASS's kernel: the heuristic.
+    assert plan(4096, 4096, 4096, "NT", table=table, cutlass=False) == plan(4096, 4096, 4096, "NT", cutlass=False)
+
+
+@pytest.mark.parametrize("line", ["NN 1024 2048 2048 streamk 0 1", "TN 1024 2048 2048 streamk 0 1",
+                                  "NT 1024 2048 2048 streamk 128 1", "NT 1024 2048 2048 streamk 0 2"])
+def test_table_streamk_lines_that_do_not_parse(line):
+    with pytest.raises(ValueError, match=r"line 2: expected"):
+        plan(1024, 2048, 2048, "NT", table="# header\n" + line)
+
+
+def test_tuner_offers_streamk_for_nt(monkeypatch):
+    monkeypatch.setattr(tune, "_cutlass_here", lambda: True)
+    assert tune.STREAMK in tune.candidates(256, 2048, None, "NT", 256)
+    assert tune.STREAMK in tune.candidates(1024, 2048, None, "NT", 5504)
+    assert tune.STREAMK not in tune.candidates(128, 2048, None, "NT", 2048)
+    assert tune.STREAMK not in tune.candidates(1024, 128, None, "NT", 2048)
+    assert tune.STREAMK not in tune.candidates(1024, 2048, None, "NN", 2048)
+    assert tune.heuristic_plan(Shape(1024, 2048, 2048, "NT"), sms=132) == tune.STREAMK
+    monkeypatch.setattr(tune, "_cutlass_here", lambda: False)
+    assert tune.STREAMK not in tune.candidates(1024, 2048, None, "NT", 2048)
+    assert tune.heuristic_plan(Shape(1024, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 2)
 
 
 # On the GPU: the path itself, forced onto small shapes by table entries.
@@ -196,5 +255,81 @@ def test_rule_runs_cutlass_on_a_weight_gradient():
         b = operand(1024, 2048, "cuda", "row")
         check_tier("auto", a, b)
         assert _ran_cutlass(lambda: torch.ops.gemmtiles.auto(a, b))
+    finally:
+        _C.set_auto_table(device, None)
+
+
+# Stream-K: NT shapes forced onto it by table entries. Small outputs make few tiles, so most
+# SMs share out one tile's k iterations and add their partial tiles: the path under test.
+STREAMK_SHAPES = SHAPES + [(300, 1000, 2000), (1024, 1031, 997), (2047, 3001, 1999)]
+
+
+@pytest.fixture
+def streamk_table():
+    device = torch.cuda.current_device()
+    _C.set_auto_table(device, "\n".join(f"NT {' '.join(str(_C.auto_bucket(x)) for x in s)} streamk 0 1"
+                                         for s in STREAMK_SHAPES), "test_cutlass: NT on stream-K")
+    try:
+        yield
+    finally:
+        _C.set_auto_table(device, None)
+
+
+def _ran_streamk(fn):
+    return any("Streamk" in name for name in _kernels(fn))
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("m,n,k", STREAMK_SHAPES)
+def test_streamk_path_is_right(streamk_table, m, n, k):
+    a = operand(m, k, "cuda", "row")
+    b = operand(k, n, "cuda", "col")
+    first = check_tier("auto", a, b)
+    # The same bits on every run: the partial tiles are added in a fixed order.
+    assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
+    a2 = operand(m, k, "cuda", "row", pad=3, offset=1)
+    b2 = operand(k, n, "cuda", "col", pad=5, offset=3)
+    check_tier("auto", a2, b2, alpha=-1.5)
+    assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a, b))
+    assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a2, b2, None, -1.5, 0.0))
+    # Other layouts have no stream-K entry: the heuristic runs them.
+    assert not _ran_streamk(lambda: torch.ops.gemmtiles.auto(operand(m, k, "cuda", "col"), b))
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("c_shape", ["full", "sliced", "row", "col", "strided"])
+@pytest.mark.parametrize("beta", [0.0, 1.0, -0.5])
+def test_streamk_path_epilogue(streamk_table, c_shape, beta):
+    m, n, k = 300, 1000, 2000
+    a = operand(m, k, "cuda", "row")
+    b = operand(k, n, "cuda", "col")
+    c = {"full": lambda: torch.randn(m, n, device="cuda"), "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
+         "row": lambda: torch.randn(n, device="cuda"), "col": lambda: torch.randn(m, 1, device="cuda"),
+         "strided": lambda: torch.randn(n, m, device="cuda").t()}[c_shape]()
+    if beta == 0.0:
+        c = c.fill_(float("nan"))  # never read
+    out = check_tier("auto", a, b, c, alpha=2.0, beta=beta)
+    assert not out.isnan().any()
+    ran = _ran_streamk(lambda: torch.ops.gemmtiles.auto(a, b, c, 2.0, beta))
+    assert ran == (beta == 0.0 or c_shape in ("full", "sliced", "row"))
+
+
+@needs_cuda
+@needs_cutlass
+def test_rule_runs_streamk_for_a_linear_layer():
+    # No table entry: prefill's 1024 x 2048 x 2048 through gemmtiles.nn.Linear, on the rule.
+    import gemmtiles
+
+    device = torch.cuda.current_device()
+    _C.set_auto_table(device, "", "test_cutlass: the heuristic")
+    try:
+        layer = gemmtiles.nn.Linear(2048, 2048, device="cuda")
+        x = torch.randn(1, 1024, 2048, device="cuda")
+        with torch.no_grad():
+            torch.testing.assert_close(layer(x), torch.nn.functional.linear(x, layer.weight, layer.bias),
+                                       rtol=1e-4, atol=1e-4)
+            assert _ran_streamk(lambda: layer(x))
     finally:
         _C.set_auto_table(device, None)

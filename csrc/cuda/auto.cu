@@ -3,7 +3,8 @@
 // 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
 // 2048 rows and the pipelined tile past them where it takes the operands (auto_launch.cuh),
 // warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
-// waves, where the build has it (cutlass_simt.h) — or, where
+// waves, and with stream-K scheduling for nn.Linear's 1024-2048-row x @ W^T, where the build
+// has it (cutlass_simt.h) — or, where
 // torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 
@@ -186,8 +187,12 @@ void launch_auto(const GemmProblem& p) {
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
                                   table.get(), a_vec, cutlass_simt_runs(p, device));
 #if GEMMTILES_SM90A
-  if (plan.kernel == AutoKernel::kCutlass) {
-    launch_cutlass_simt(p, c10::cuda::getCurrentCUDAStream());
+  if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
+    if (plan.kernel == AutoKernel::kCutlass) {
+      launch_cutlass_simt(p, c10::cuda::getCurrentCUDAStream());
+    } else {
+      launch_cutlass_streamk(p, c10::cuda::getCurrentCUDAStream());
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }

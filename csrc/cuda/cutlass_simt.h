@@ -20,12 +20,24 @@ inline bool cutlass_simt_takes(const GemmProblem& p) {
          !(p.c && p.beta != 0.0f && p.c_cs != 1);
 }
 
+// Whether launch_cutlass_streamk takes the problem: cutlass_simt_takes's, with both operands
+// K-major (A row-major, B column-major: nn.Linear's x @ W^T).
+inline bool cutlass_streamk_takes(const GemmProblem& p) {
+  return cutlass_simt_takes(p) && a_kmajor(p) && b_kmajor(p);
+}
+
 #if GEMMTILES_SM90A
 // out = alpha * A @ B + beta * c on CUTLASS's SIMT kernel for A's and B's layouts (A: its
 // column stride 1 = row-major, else column-major; B: its column stride 1 = row-major, else
 // column-major): 128 x 256 x 8 tiles (256 x 128 for a column-major A and row-major B), eight
 // warps of 64 x 64, four stages of cp.async. Requires cutlass_simt_takes(p) and an sm_90 GPU.
 void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream);
+
+// The same on 256 x 128 x 8 tiles with stream-K scheduling (sm90a/cutlass_streamk.cu: one
+// block per SM; the k iterations past whole waves of tiles shared out between them, their
+// partial tiles added in a fixed order through a workspace from the caching allocator).
+// Requires cutlass_streamk_takes(p) and an sm_90 GPU.
+void launch_cutlass_streamk(const GemmProblem& p, cudaStream_t stream);
 #endif
 
 }  // namespace gemmtiles
