@@ -155,23 +155,30 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
 // CUTLASS's SIMT kernel with stream-K scheduling (csrc/cuda/sm90a/cutlass_streamk.cu), for
 // both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles, one block per SM,
 // the k iterations past whole waves of tiles shared out evenly between the SMs. Where the
-// tiles make a wave or a fraction past whole ones it runs at 0.99-1.1x cuBLAS, where the
-// pipelined tile splits K or its last wave (H100, one run, us, cuBLAS / stream-K / the
-// pipelined tile's plan: 1024 x 2048 x 2048 NT 199.5 / 201.8 / ~193 against cuBLAS 183 in
-// its own run; 1024 x 5504 x 2048 512.0 / 495.2; 2048 x 5504 x 2048 1068.3 / 964.0;
-// 1024 x 32000 x 2048 2757.2 / 2758.9, CUTLASS's data-parallel 128 x 256 kernel 2837.8).
-// It ran slower at K = 5504 (1024 x 2048 x 5504: 481.2 / 589.1; 2048 x 2048 x 5504: 932.3 /
-// 1208.8) and past 2048 rows (4096^3: 2743.4 / 2843.2, the pipelined tile 0.98x cuBLAS).
+// last wave of tiles is far from full it beat every other kernel here (H100, gemmtiles.tune,
+// us, cuBLAS / stream-K / the best other candidate: 1024 x 5504 x 2048 NT 490.5 / 487.7 /
+// 513.9 (the pipelined tile, last wave split), 2048 x 5504 x 2048 1022.0 / 956.6 / 1014.0,
+// 1024 x 32000 x 2048 2716.5 / 2744.3 / 2805.5 (CUTLASS's data-parallel kernel), 2048 x 32000
+// x 2048 5556.8 / 5459.7 / 5631.5, 512 x 11008 x 4096 929.7 / 957.5 / 1000.7). It lost
+// where the tiles fill their waves (2048^3 NT: 367.8 against CUTLASS's data-parallel 359.6),
+// on a few tiles (1024^3: 69.1 against the split tile's 62.6), and deep (1024 x 2048 x 5504:
+// 589.1 against cuBLAS's 481.2 in a harness; the data-parallel kernel is as slow there).
 inline constexpr CutlassTile kCutlassStreamKTile = {256, 128};
 inline AutoPlan cutlass_streamk_plan() {
   return {AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
 }
-// The rule, where no table entry applies: one product with both operands K-major, 1024-2048
-// rows, at least 1024 columns and 512-4096 deep.
-inline constexpr int64_t kStreamKMinMN = 1024, kStreamKMaxM = 2048, kStreamKMinK = 512, kStreamKMaxK = 4096;
-inline bool cutlass_streamk_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor) {
-  return batch == 1 && a_kmajor && b_kmajor && M >= kStreamKMinMN && M <= kStreamKMaxM && N >= kStreamKMinMN &&
-         K >= kStreamKMinK && K <= kStreamKMaxK;
+// The rule, where no table entry applies: one product with both operands K-major, at least
+// 256 rows and 1024 columns, 512-4096 deep, whose 256 x 128 tiles make at least half a wave of
+// one block per SM and fill their last wave to less than kStreamKMaxFill.
+inline constexpr int64_t kStreamKMinM = 256, kStreamKMinN = 1024, kStreamKMinK = 512, kStreamKMaxK = 4096;
+inline constexpr double kStreamKMaxFill = 0.95;
+inline bool cutlass_streamk_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                                 int64_t sms) {
+  if (batch != 1 || !a_kmajor || !b_kmajor || M < kStreamKMinM || N < kStreamKMinN || K < kStreamKMinK ||
+      K > kStreamKMaxK || sms < 1)
+    return false;
+  const int64_t tiles = ceil_div64(M, kCutlassStreamKTile.bm) * ceil_div64(N, kCutlassStreamKTile.bn);
+  return 2 * tiles >= sms && double(tiles) < kStreamKMaxFill * double(ceil_div64(tiles, sms) * sms);
 }
 
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
@@ -364,7 +371,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   }
   if (cutlass && !copy_first && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms))
     return cutlass_plan(a_kmajor, b_kmajor);
-  if (cutlass && cutlass_streamk_rule(M, N, K, batch, a_kmajor, b_kmajor)) return cutlass_streamk_plan();
+  if (cutlass && cutlass_streamk_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_streamk_plan();
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
