@@ -464,6 +464,10 @@ def test_shipped_tables_are_followed():
             assert plan[0] == "cutlass", (path, layout, m, n, k)
             without = _C.auto_plan(m, n, k, 1, layout[1] == "T", True, H100_SMS, a_kmajor, path.read_text())
             assert without == _C.auto_plan(m, n, k, 1, layout[1] == "T", True, H100_SMS, a_kmajor), (path, m, n, k)
+        elif kernel == "streamk":
+            assert layout == "NT" and plan[0] == "cutlass_streamk", (path, layout, m, n, k)
+            without = _C.auto_plan(m, n, k, 1, True, True, H100_SMS, True, path.read_text())
+            assert without == _C.auto_plan(m, n, k, 1, True, True, H100_SMS, True), (path, m, n, k)
         else:
             assert plan[0] == "warptile", (path, layout, m, n, k)
 
