@@ -295,10 +295,12 @@ def test_streamk_path_is_right(streamk_table, m, n, k):
     a2 = operand(m, k, "cuda", "row", pad=3, offset=1)
     b2 = operand(k, n, "cuda", "col", pad=5, offset=3)
     check_tier("auto", a2, b2, alpha=-1.5)
-    if n > 1:  # B of one column has a unit column stride: row-major to auto, no stream-K
+    # An operand of one row or one column has a unit stride both ways, which auto reads as
+    # row-major: B of one column or one row (K = 1) is not W^T to it, so no stream-K.
+    if n > 1 and k > 1:
         assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a, b))
         assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a2, b2, None, -1.5, 0.0))
-    if m > 1:  # (A of one row has a unit column stride, as it is stored: row-major to auto)
+    if m > 1 and k > 1:
         # Other layouts have no stream-K entry: the heuristic runs them.
         assert not _ran_streamk(lambda: torch.ops.gemmtiles.auto(operand(m, k, "cuda", "col"), b))
 
