@@ -15,13 +15,22 @@ it uses its heuristic.
 
     python -m gemmtiles.tune                       # the bench's shapes, to the user's cache
     python -m gemmtiles.tune --shapes 24x5504x2048,24x2048x5504:NT --out table.txt
+    python -m gemmtiles.tune --shapes 1x2048x2048:NT --metric wall   # a host-bound loop's shapes
+
+By default a candidate's time is the GPU's time for its kernels alone. `--metric wall` times
+calls issued back to back instead (the host's dispatch of each included, the GPU synchronised
+once per run): the cost that counts where a loop is bound by the host's launch rate, as eager
+decoding of a small model is, and where a plan of two launches (K split, then the slices
+added) can cost more than its kernels save.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -151,12 +160,42 @@ def tuned_shape(shape: Shape) -> Shape:
     return shape
 
 
+WALL_RUNS = 5
+
+
+def _wall_timer(device: torch.device, fn, budget_s: float) -> float:
+    """Median milliseconds per call of fn() issued back to back, the host's dispatch included:
+    WALL_RUNS runs of n calls each, the GPU synchronised at the end of each run."""
+    fn()
+    torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize(device)
+    first = time.perf_counter() - t0
+    n = max(10, min(2000, int(budget_s / WALL_RUNS / max(first, 1e-6))))
+    runs = []
+    for _ in range(WALL_RUNS):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize(device)
+        runs.append((time.perf_counter() - t0) * 1e3 / n)
+    return statistics.median(runs)
+
+
+METRICS = ("gpu", "wall")
+
+
 def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int = 25,
-               budget_s: float = 0.2) -> dict:
+               budget_s: float = 0.2, metric: str = "gpu") -> dict:
     """Times every candidate for one shape (see tuned_shape) on `device`, whose table is
     replaced meanwhile and forgotten afterwards, with fp32 matmul precision "highest" (the
-    table is for the exact kernels). Returns {"heuristic_ms", "cublas_ms", "best": (kernel,
-    rows, splits, ms), "entry": the table line}."""
+    table is for the exact kernels). metric: "gpu", the GPU's time for the kernels alone, or
+    "wall", the time per call of calls issued back to back (see the module's help). Returns
+    {"heuristic_ms", "cublas_ms", "best": (kernel, rows, splits, ms), "entry": the table
+    line}, each time by `metric`."""
+    if metric not in METRICS:
+        raise ValueError(f"gemmtiles.tune: metric: expected one of {', '.join(METRICS)}, got {metric!r}")
     if min(shape.m, shape.n, shape.k) < 1:
         raise ValueError(f"gemmtiles.tune: {shape.label}: every size must be >= 1")
     shape = tuned_shape(shape)
@@ -164,6 +203,11 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
     a, b = _operands(shape, device)
     auto = torch.ops.gemmtiles.auto.default
     timing = dict(warmup=warmup, repeats=repeats, budget_s=budget_s)
+
+    def timed(fn) -> float:
+        if metric == "wall":
+            return _wall_timer(device, fn, budget_s)
+        return _timer(device, fn, **timing)[0]
     precision = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")
     try:
@@ -171,8 +215,8 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
         expected = auto(a, b)
         # cuBLAS first: a process's first timings of auto, before cuBLAS has run, read 12-16%
         # faster than later ones (docs/ladder.md, --cold-l2), which would flatter the heuristic.
-        cublas_ms, _ = _timer(device, lambda: cublas_matmul(a, b, tf32=False), **timing)
-        heuristic_ms, _ = _timer(device, lambda: auto(a, b), **timing)
+        cublas_ms = timed(lambda: cublas_matmul(a, b, tf32=False))
+        heuristic_ms = timed(lambda: auto(a, b))
         tol = 2e-6 * (a.abs() @ b.abs()).max().item() * max(1, shape.k) ** 0.5
         best = None
         for kernel, rows, splits in candidates(shape.m, shape.k, heuristic_plan(shape), shape.layout, shape.n):
@@ -181,7 +225,7 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
             out = auto(a, b)
             if not (out - expected).abs().max().item() <= tol:
                 raise RuntimeError(f"gemmtiles.tune: {entry} gave a wrong product for {shape.label}")
-            ms, _ = _timer(device, lambda: auto(a, b), **timing)
+            ms = timed(lambda: auto(a, b))
             if best is None or ms < best[3]:
                 best = (kernel, rows, splits, ms)
     finally:
@@ -201,6 +245,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--repeats", type=int, default=25)
     p.add_argument("--budget", type=float, default=0.2,
                    help="seconds of timing per candidate and shape (default 0.2)")
+    p.add_argument("--metric", choices=METRICS, default="gpu",
+                   help="gpu: the GPU's time for a call's kernels (default); wall: the time per call of "
+                        "calls issued back to back, the host's dispatch included")
     args = p.parse_args(argv)
     if not args.budget > 0:
         p.error(f"--budget: expected seconds > 0, got {args.budget}")
@@ -228,16 +275,19 @@ def main(argv: Optional[list[str]] = None) -> int:
              f"({torch.cuda.get_device_properties(device).multi_processor_count} SMs), "
              f"written by python -m gemmtiles.tune on {datetime.date.today().isoformat()}",
              "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto_plan.h)"]
+    if args.metric == "wall":
+        lines.insert(1, "# timed with --metric wall: the time per call of calls issued back to back")
     print(f"tuning auto on {name} ({device}): {len(shapes)} shapes")
     print(f"{'shape':22} {'cuBLAS us':>10} {'heuristic us':>13} {'tuned us':>9}  best")
     for shape in shapes:
-        r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget)
+        r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget, metric=args.metric)
         kernel, rows, splits, ms = r["best"]
         print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
               f"{kernel} {rows} x {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)
         tuned = tuned_shape(shape)
         note = "" if tuned == shape else f" (its first {tuned.n} columns)"
-        lines.append(r["entry"] + f"   # {shape.label}{note}: {ms * 1e3:.1f} us, cuBLAS {r['cublas_ms'] * 1e3:.1f} us")
+        per = " a call back to back" if args.metric == "wall" else ""
+        lines.append(r["entry"] + f"   # {shape.label}{note}: {ms * 1e3:.1f} us{per}, cuBLAS {r['cublas_ms'] * 1e3:.1f} us")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         # Whole or not at all: a process starting meanwhile reads the old table or the new one.

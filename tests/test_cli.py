@@ -31,7 +31,7 @@ TUNE_MISUSE = [["--device", "cpu"], ["--shapes", "3x4"], ["--device", "cuda:99"]
                ["--shapes", "8x4096x4096:TN"]]
 if not torch.cuda.is_available():
     TUNE_MISUSE = [[]]  # nothing to tune without a GPU
-TUNE_MISUSE += [["--budget", "0"], ["--budget", "nan"]]
+TUNE_MISUSE += [["--budget", "0"], ["--budget", "nan"], ["--metric", "host"]]
 
 
 @pytest.mark.parametrize(
@@ -49,12 +49,14 @@ def test_misuse_is_one_line_and_status_2(tool, argv, capsys):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_tune_writes_a_table_auto_reads(tmp_path, capsys):
+@pytest.mark.parametrize("metric", ["gpu", "wall"])
+def test_tune_writes_a_table_auto_reads(tmp_path, capsys, metric):
     out = tmp_path / "table.txt"
     assert tune.main(["--shapes", "20x300x500,20x300x500:NT", "--out", str(out), "--repeats", "3",
-                      "--budget", "0.02"]) == 0
+                      "--budget", "0.02", "--metric", metric]) == 0
     text = out.read_text()
     assert text.startswith("# gemmtiles auto table for ") and "NT 20 320 512 " in text
+    assert ("# timed with --metric wall" in text) == (metric == "wall")
     from gemmtiles._ops import _C
 
     device = torch.cuda.current_device()
@@ -209,3 +211,25 @@ def test_import_under_another_torch_is_a_clear_error(tmp_path):
     assert r.returncode != 0
     assert "ImportError: gemmtiles was built against torch 1.0.0, but torch " + torch.__version__ in r.stderr
     assert "pip install --no-build-isolation -e ." in r.stderr
+
+
+def test_tune_wall_metric_times_calls_back_to_back(monkeypatch):
+    # A fake clock that a call advances by 1 ms, and no GPU to wait for: runs of back-to-back
+    # calls, each run's time over its calls, the median of WALL_RUNS runs.
+    clock = [0.0]
+    calls = []
+
+    def call():
+        calls.append(None)
+        clock[0] += 1e-3
+
+    monkeypatch.setattr(tune.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(tune.torch.cuda, "synchronize", lambda device=None: None)
+    assert tune._wall_timer(torch.device("cuda"), call, budget_s=0.5) == pytest.approx(1.0)
+    n = int(0.5 / tune.WALL_RUNS / 1e-3)  # calls a run, from the first call's time and the budget
+    assert len(calls) == 2 + tune.WALL_RUNS * n
+
+
+def test_tune_shape_names_a_metric_it_lacks():
+    with pytest.raises(ValueError, match=r"metric: expected one of gpu, wall, got 'host'"):
+        tune.tune_shape(bench.Shape(1, 1, 1), torch.device("cpu"), metric="host")
