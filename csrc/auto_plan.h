@@ -153,16 +153,19 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
 }
 
 // CUTLASS's SIMT kernel with stream-K scheduling (csrc/cuda/sm90a/cutlass_streamk.cu), for
-// both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles, one block per SM,
-// the k iterations past whole waves of tiles shared out evenly between the SMs. Where the
-// last wave of tiles is far from full it beat every other kernel here (H100, gemmtiles.tune,
-// us, cuBLAS / stream-K / the best other candidate: 1024 x 5504 x 2048 NT 490.5 / 487.7 /
-// 513.9 (the pipelined tile, last wave split), 2048 x 5504 x 2048 1022.0 / 956.6 / 1014.0,
-// 1024 x 32000 x 2048 2716.5 / 2744.3 / 2805.5 (CUTLASS's data-parallel kernel), 2048 x 32000
-// x 2048 5556.8 / 5459.7 / 5631.5, 512 x 11008 x 4096 929.7 / 957.5 / 1000.7). It lost
-// where the tiles fill their waves (2048^3 NT: 367.8 against CUTLASS's data-parallel 359.6),
-// on a few tiles (1024^3: 69.1 against the split tile's 62.6), and deep (1024 x 2048 x 5504:
-// 589.1 against cuBLAS's 481.2 in a harness; the data-parallel kernel is as slow there).
+// both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles; whole tiles run
+// data-parallel while they fill whole waves, and the k iterations of the rest are shared out
+// evenly between about one block per SM. Where the last wave of tiles is far from full it beat
+// every other kernel here (H100, gemmtiles.tune through the op, us, cuBLAS / stream-K; in
+// brackets the table's earlier entry, from its own tuning run: 1024 x 5504 x 2048 NT 490.5 /
+// 487.7 (the pipelined tile, last wave split: 513.9), 2048 x 5504 x 2048 1022.0 / 956.6
+// (1014.0), 1024 x 32000 x 2048 2716.5 / 2744.3 (CUTLASS's data-parallel kernel: 2805.5),
+// 2048 x 32000 x 2048 5556.8 / 5459.7 (5631.5), 512 x 11008 x 4096 929.7 / 957.5 (996.2)).
+// It lost (a first rule's stream-K plans, timed in the same tuning run) where the tiles fill
+// their waves (2048^3 NT: 367.8 against CUTLASS's data-parallel 359.6) and on few tiles
+// (1024^3: 69.1 against the split tile's 62.6); and deep, CUTLASS's data-parallel kernel
+// slower still (1024 x 2048 x 5504 in a harness: cuBLAS 481.2, stream-K 589.1, data-parallel
+// 1135.5).
 inline constexpr CutlassTile kCutlassStreamKTile = {256, 128};
 inline AutoPlan cutlass_streamk_plan() {
   return {AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};

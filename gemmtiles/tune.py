@@ -247,7 +247,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="seconds of timing per candidate and shape (default 0.2)")
     p.add_argument("--metric", choices=METRICS, default="gpu",
                    help="gpu: the GPU's time for a call's kernels (default); wall: the time per call of "
-                        "calls issued back to back, the host's dispatch included")
+                        "calls issued back to back, the host's dispatch included (--budget sets how many; "
+                        "--repeats is for gpu)")
     args = p.parse_args(argv)
     if not args.budget > 0:
         p.error(f"--budget: expected seconds > 0, got {args.budget}")

@@ -345,3 +345,18 @@ def test_rule_runs_streamk_for_a_linear_layer():
             assert _ran_streamk(lambda: layer(x))
     finally:
         _C.set_auto_table(device, None)
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("m,n,k", [(300, 1000, 2000), (1024, 1031, 997), (2047, 3001, 1999)])
+def test_streamk_shares_tiles_between_blocks(streamk_table, m, n, k):
+    # 16 or 36 tiles of 256 x 128 for the SMs, or 192 (a last wave part-filled): blocks share
+    # tiles' k iterations and add their partial tiles, whose turnstile's flags the launch zeroes
+    # first (a memset; none where every tile runs data-parallel).
+    a = operand(m, k, "cuda", "row")
+    b = operand(k, n, "cuda", "col")
+    names = _kernels(lambda: torch.ops.gemmtiles.auto(a, b))
+    assert any("cutlass" in x and "StreamK" in x for x in names) and any("Memset" in x for x in names), names
+    first = check_tier("auto", a, b)
+    assert all(torch.equal(torch.ops.gemmtiles.auto(a, b), first) for _ in range(3))

@@ -3,8 +3,8 @@
 // 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
 // 2048 rows and the pipelined tile past them where it takes the operands (auto_launch.cuh),
 // warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
-// waves, and with stream-K scheduling for nn.Linear's 1024-2048-row x @ W^T, where the build
-// has it (cutlass_simt.h) — or, where
+// waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles leave a last wave far
+// from full, where the build has it (cutlass_simt.h) — or, where
 // torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
 #include <cstdint>
 

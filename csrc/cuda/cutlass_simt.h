@@ -33,9 +33,10 @@ inline bool cutlass_streamk_takes(const GemmProblem& p) {
 // warps of 64 x 64, four stages of cp.async. Requires cutlass_simt_takes(p) and an sm_90 GPU.
 void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream);
 
-// The same on 256 x 128 x 8 tiles with stream-K scheduling (sm90a/cutlass_streamk.cu: one
-// block per SM; the k iterations past whole waves of tiles shared out between them, their
-// partial tiles added in a fixed order through a workspace from the caching allocator).
+// The same on 256 x 128 x 8 tiles with stream-K scheduling (sm90a/cutlass_streamk.cu: whole
+// tiles data-parallel while they fill whole waves, the k iterations of the rest shared out
+// between about one block per SM, their partial tiles added in a fixed order through a
+// workspace from the caching allocator).
 // Requires cutlass_streamk_takes(p) and an sm_90 GPU.
 void launch_cutlass_streamk(const GemmProblem& p, cudaStream_t stream);
 #endif

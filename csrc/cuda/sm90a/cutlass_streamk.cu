@@ -1,10 +1,11 @@
 // CUTLASS's SIMT SGEMM with stream-K scheduling for `auto` (csrc/cuda/cutlass_simt.h), for
-// nn.Linear's layout (A row-major, B = W^T column-major: both K-major). A grid of one block per
-// SM walks the product's k iterations as one sequence cut evenly between the blocks, so a
-// last wave of tiles no longer idles most of the GPU: tiles that fill whole waves run data
-// parallel, and the rest's k iterations are shared out, the blocks of one tile adding their
-// partial tiles through a workspace in a fixed order (CUTLASS's turnstile, kMixed: the same
-// bits on every run).
+// nn.Linear's layout (A row-major, B = W^T column-major: both K-major). So that a last wave of
+// tiles no longer idles most of the GPU, CUTLASS's schedule runs whole tiles data-parallel
+// while they fill whole waves (keeping the last whole wave, where there is one, for the shared
+// part) and cuts the k iterations of the rest into equal shares, about one block per SM; the
+// blocks of one tile add their partial tiles through a workspace in a fixed order (CUTLASS's
+// turnstile, kMixed: the same bits on every run). Where its model of the waves finds no gain it
+// runs every tile data-parallel.
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm_universal.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle_streamk.h>
@@ -32,7 +33,8 @@ using StreamK = cutlass::gemm::device::GemmUniversal<
 }  // namespace
 
 void launch_cutlass_streamk(const GemmProblem& p, cudaStream_t stream) {
-  TORCH_INTERNAL_ASSERT(a_kmajor(p) && b_kmajor(p), "gemmtiles: auto's stream-K kernel takes K-major A and B");
+  TORCH_INTERNAL_ASSERT(cutlass_streamk_takes(p), "gemmtiles: auto planned its stream-K kernel for a problem it "
+                        "does not take (it takes one product of K-major A and B)");
   const int64_t lda = a_ld(p), ldb = b_ld(p);
   // c is read only where beta != 0 (LinearCombination skips the source then); a bias row is a
   // c with row stride 0.
