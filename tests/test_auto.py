@@ -330,13 +330,14 @@ def test_pipelined_tile_split_in_clusters(splits, m, n, lb):
         check_tier("auto", a, b)
         if torch.cuda.get_device_capability(device) == (9, 0) and sms == H100_SMS and _built_for_sm90():
             torch.cuda.synchronize()
-            torch.cuda.empty_cache()  # fresh segments: each allocation is then its own size
             torch.cuda.reset_peak_memory_stats(device)
-            before = torch.cuda.memory_allocated(device)
+            # Bytes asked of the allocator, not the blocks it gave: a cached block a little
+            # larger than asked is handed out whole.
+            before = torch.cuda.memory_stats(device)["requested_bytes.all.current"]
             out = torch.ops.gemmtiles.auto(a, b)
             torch.cuda.synchronize()
-            # no partial products: the output (rounded up to the allocator's 512-byte blocks) alone
-            assert torch.cuda.max_memory_allocated(device) - before <= out.numel() * 4 + 512
+            # no partial products: the output alone
+            assert torch.cuda.memory_stats(device)["requested_bytes.all.peak"] - before <= out.numel() * 4
             assert torch.equal(torch.ops.gemmtiles.auto(a, b), out)  # the same bits again
     finally:
         _C.set_auto_table(device, None)
