@@ -188,11 +188,8 @@ void launch_auto(const GemmProblem& p) {
                                   table.get(), a_vec, cutlass_simt_runs(p, device));
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
-    if (plan.kernel == AutoKernel::kCutlass) {
-      launch_cutlass_simt(p, c10::cuda::getCurrentCUDAStream());
-    } else {
-      launch_cutlass_streamk(p, c10::cuda::getCurrentCUDAStream());
-    }
+    (plan.kernel == AutoKernel::kCutlass ? launch_cutlass_simt : launch_cutlass_streamk)(
+        p, c10::cuda::getCurrentCUDAStream());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }

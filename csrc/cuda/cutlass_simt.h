@@ -20,6 +20,19 @@ inline bool cutlass_simt_takes(const GemmProblem& p) {
          !(p.c && p.beta != 0.0f && p.c_cs != 1);
 }
 
+// c as CUTLASS's LinearCombination epilogue is given it: read only where beta != 0 (the
+// epilogue skips the source then), as the other tiers' epilogue; otherwise the output stands in
+// for it, never read, with beta 0. A bias row is a c of row stride 0.
+struct CutlassSource {
+  const float* c;
+  int64_t ldc;
+  float beta;
+};
+inline CutlassSource cutlass_source(const GemmProblem& p) {
+  if (p.c != nullptr && p.beta != 0.0f) return {p.c, p.c_rs, p.beta};
+  return {p.out, p.out_rs, 0.0f};
+}
+
 // Whether launch_cutlass_streamk takes the problem: cutlass_simt_takes's, with both operands
 // K-major (A row-major, B column-major: nn.Linear's x @ W^T).
 inline bool cutlass_streamk_takes(const GemmProblem& p) {

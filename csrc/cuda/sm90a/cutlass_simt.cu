@@ -27,14 +27,9 @@ void run(const GemmProblem& p, int64_t lda, int64_t ldb, cudaStream_t stream) {
       cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
       cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, /*Stages=*/4, /*AlignmentA=*/1,
       /*AlignmentB=*/1>;
-  // c is read only where beta != 0 (LinearCombination skips the source then), as the other
-  // tiers' epilogue: without it the output stands in for C, never read.
-  const bool source = p.c != nullptr && p.beta != 0.0f;
-  const float* c = source ? p.c : p.out;
-  const int64_t ldc = source ? p.c_rs : p.out_rs;
+  const CutlassSource c = cutlass_source(p);
   typename Gemm::Arguments args({static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)},
-                                {p.a, lda}, {p.b, ldb}, {c, ldc}, {p.out, p.out_rs},
-                                {p.alpha, source ? p.beta : 0.0f});
+                                {p.a, lda}, {p.b, ldb}, {c.c, c.ldc}, {p.out, p.out_rs}, {p.alpha, c.beta});
   Gemm gemm;
   const cutlass::Status status = gemm(args, nullptr, stream);
   TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: auto's CUTLASS SIMT kernel did not launch: ",

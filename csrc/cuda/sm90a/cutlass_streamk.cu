@@ -36,15 +36,11 @@ void launch_cutlass_streamk(const GemmProblem& p, cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(cutlass_streamk_takes(p), "gemmtiles: auto planned its stream-K kernel for a problem it "
                         "does not take (it takes one product of K-major A and B)");
   const int64_t lda = a_ld(p), ldb = b_ld(p);
-  // c is read only where beta != 0 (LinearCombination skips the source then); a bias row is a
-  // c with row stride 0.
-  const bool source = p.c != nullptr && p.beta != 0.0f;
-  const float* c = source ? p.c : p.out;
-  const int64_t ldc = source ? p.c_rs : p.out_rs;
+  const CutlassSource c = cutlass_source(p);
   typename StreamK::Arguments args(cutlass::gemm::GemmUniversalMode::kGemm,
                                    {static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)},
-                                   /*batch_split=*/1, {p.alpha, source ? p.beta : 0.0f}, p.a, p.b, c, p.out,
-                                   /*batch strides*/ 0, 0, 0, 0, lda, ldb, ldc, p.out_rs);
+                                   /*batch_split=*/1, {p.alpha, c.beta}, p.a, p.b, c.c, p.out,
+                                   /*batch strides*/ 0, 0, 0, 0, lda, ldb, c.ldc, p.out_rs);
   // The workspace (partial tiles and the turnstile's flags, which initialize() zeroes on the
   // stream) comes from the caching allocator, on this stream: freed when this call returns,
   // reused only by work queued after the kernel.
