@@ -411,21 +411,27 @@ def overhead_cases(device: torch.device, size: int = 64):
     ]
 
 
+def back_to_back(device: torch.device, fn: Callable[[], object], calls: int, runs: int) -> list[float]:
+    """Seconds per call of fn() in each of `runs` runs of `calls` calls issued back to back, the
+    host's dispatch included: a GPU is synchronised before each run and at its end."""
+    per_call = []
+    for _ in range(runs):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        per_call.append((time.perf_counter() - t0) / calls)
+    return per_call
+
+
 def measure_overhead(device: torch.device, calls: int = 2000, rounds: int = 5):
     """Wall time per call (microseconds, best of `rounds` runs of `calls` back-to-back calls,
     the GPU synchronised at the end of each run) of gemmtiles and torch on each case."""
     def per_call(fn) -> float:
-        best = float("inf")
-        for _ in range(rounds):
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-        return best
+        return min(back_to_back(device, fn, calls, rounds)) * 1e6
 
     results = []
     for name, ours, theirs in overhead_cases(device):

@@ -38,7 +38,7 @@ import torch
 
 from . import _ops, _tables
 from ._ops import _C
-from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, cublas_matmul, shape_set
+from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, back_to_back, cublas_matmul, shape_set
 
 __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "main"]
 
@@ -165,7 +165,8 @@ WALL_RUNS = 5
 
 def _wall_timer(device: torch.device, fn, budget_s: float) -> float:
     """Median milliseconds per call of fn() issued back to back, the host's dispatch included:
-    WALL_RUNS runs of n calls each, the GPU synchronised at the end of each run."""
+    WALL_RUNS runs (bench.back_to_back) of as many calls as the budget allows after one
+    call's time."""
     fn()
     torch.cuda.synchronize(device)
     t0 = time.perf_counter()
@@ -173,14 +174,7 @@ def _wall_timer(device: torch.device, fn, budget_s: float) -> float:
     torch.cuda.synchronize(device)
     first = time.perf_counter() - t0
     n = max(10, min(2000, int(budget_s / WALL_RUNS / max(first, 1e-6))))
-    runs = []
-    for _ in range(WALL_RUNS):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize(device)
-        runs.append((time.perf_counter() - t0) * 1e3 / n)
-    return statistics.median(runs)
+    return statistics.median(back_to_back(device, fn, n, WALL_RUNS)) * 1e3
 
 
 METRICS = ("gpu", "wall")

@@ -4,6 +4,8 @@ size, stride and epilogue it takes, and falls back where it does not take the pr
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -212,6 +214,31 @@ def test_cutlass_path_is_right(cutlass_table, m, n, k, a_layout, b_layout):
     assert _ran_cutlass(lambda: torch.ops.gemmtiles.auto(a2, b2, None, -1.5, 0.0))
 
 
+def _c_operand(c_shape, m, n):
+    """c for an m x n output: a full matrix, one sliced from a wider one, a bias row, a column,
+    a scalar, or a column-major (strided) matrix."""
+    return {"full": lambda: torch.randn(m, n, device="cuda"),
+            "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
+            "row": lambda: torch.randn(n, device="cuda"), "col": lambda: torch.randn(m, 1, device="cuda"),
+            "scalar": lambda: torch.randn((), device="cuda"),
+            "strided": lambda: torch.randn(n, m, device="cuda").t()}[c_shape]()
+
+
+@contextlib.contextmanager
+def _rule_alone(kernel, m, n, k, layout):
+    """auto without a tuned table, for an m x n x k problem in `layout` that the rule gives
+    `kernel` on this GPU's SM count (skipped where it does not)."""
+    device = torch.cuda.current_device()
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    if _C.auto_plan(m, n, k, 1, layout[1] == "T", True, sms, layout[0] == "N", None, True, True)[0] != kernel:
+        pytest.skip(f"the rule leaves {m} x {n} x {k} {layout} to other kernels on {sms} SMs")
+    _C.set_auto_table(device, "", "test_cutlass: the heuristic")
+    try:
+        yield
+    finally:
+        _C.set_auto_table(device, None)
+
+
 @needs_cuda
 @needs_cutlass
 @pytest.mark.parametrize("c_shape", ["full", "sliced", "row", "col", "scalar", "strided"])
@@ -220,9 +247,7 @@ def test_cutlass_path_epilogue(cutlass_table, c_shape, beta):
     m, n, k = 300, 260, 77
     a = operand(m, k, "cuda", "col")
     b = operand(k, n, "cuda", "row")
-    c = {"full": lambda: torch.randn(m, n, device="cuda"), "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
-         "row": lambda: torch.randn(n, device="cuda"), "col": lambda: torch.randn(m, 1, device="cuda"),
-         "scalar": lambda: torch.randn((), device="cuda"), "strided": lambda: torch.randn(n, m, device="cuda").t()}[c_shape]()
+    c = _c_operand(c_shape, m, n)
     if beta == 0.0:
         c = c.fill_(float("nan"))  # never read
     out = check_tier("auto", a, b, c, alpha=2.0, beta=beta)
@@ -249,18 +274,11 @@ def test_cutlass_runs_where_planned(cutlass_table):
 def test_rule_runs_cutlass_on_a_weight_gradient():
     # No table entry (the shipped table holds NN and NT): the rule's 256 x 128 tiles, one wave
     # of 128 on 132 SMs (on other SM counts the rule may leave it to the tiles).
-    device = torch.cuda.current_device()
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
-    if _C.auto_plan(2048, 2048, 1024, 1, False, True, sms, False, None, True, True)[0] != "cutlass":
-        pytest.skip(f"the rule leaves 2048 x 2048 x 1024 TN to the tiles on {sms} SMs")
-    _C.set_auto_table(device, "", "test_cutlass: the heuristic")
-    try:
+    with _rule_alone("cutlass", 2048, 2048, 1024, "TN"):
         a = operand(2048, 1024, "cuda", "col")
         b = operand(1024, 2048, "cuda", "row")
         check_tier("auto", a, b)
         assert _ran_cutlass(lambda: torch.ops.gemmtiles.auto(a, b))
-    finally:
-        _C.set_auto_table(device, None)
 
 
 # Stream-K: NT shapes forced onto it by table entries. Small outputs make few tiles, so most
@@ -313,9 +331,7 @@ def test_streamk_path_epilogue(streamk_table, c_shape, beta):
     m, n, k = 300, 1000, 2000
     a = operand(m, k, "cuda", "row")
     b = operand(k, n, "cuda", "col")
-    c = {"full": lambda: torch.randn(m, n, device="cuda"), "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
-         "row": lambda: torch.randn(n, device="cuda"), "col": lambda: torch.randn(m, 1, device="cuda"),
-         "strided": lambda: torch.randn(n, m, device="cuda").t()}[c_shape]()
+    c = _c_operand(c_shape, m, n)
     if beta == 0.0:
         c = c.fill_(float("nan"))  # never read
     out = check_tier("auto", a, b, c, alpha=2.0, beta=beta)
@@ -331,20 +347,13 @@ def test_rule_runs_streamk_for_a_linear_layer():
     # (172 tiles of 256 x 128 on 132 SMs; on other SM counts the rule may leave it to the tiles).
     import gemmtiles
 
-    device = torch.cuda.current_device()
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
-    if _C.auto_plan(1024, 5504, 2048, 1, True, True, sms, True, None, True, True)[0] != "cutlass_streamk":
-        pytest.skip(f"the rule leaves 1024 x 5504 x 2048 NT to the tiles on {sms} SMs")
-    _C.set_auto_table(device, "", "test_cutlass: the heuristic")
-    try:
+    with _rule_alone("cutlass_streamk", 1024, 5504, 2048, "NT"):
         layer = gemmtiles.nn.Linear(2048, 5504, device="cuda")
         x = torch.randn(1, 1024, 2048, device="cuda")
         with torch.no_grad():
             torch.testing.assert_close(layer(x), torch.nn.functional.linear(x, layer.weight, layer.bias),
                                        rtol=1e-4, atol=1e-4)
             assert _ran_streamk(lambda: layer(x))
-    finally:
-        _C.set_auto_table(device, None)
 
 
 @needs_cuda
