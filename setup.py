@@ -107,9 +107,22 @@ def _write_build_info(use_cuda: bool) -> str:
     return info["VERSION"]
 
 
-# Sources that use sm_90a features (wgmma, TMA multicast, setmaxnreg): compiled in their own
-# translation units for sm_90a alone, and only when the arch list holds Hopper.
+# Sources that use sm_90a features (wgmma, TMA multicast, setmaxnreg), named *_sm90a.cu (or
+# kept under csrc/cuda/sm90a/): compiled in their own translation units for sm_90a alone, and
+# only when the arch list holds Hopper.
 SM90A_DIR = os.path.join("csrc", "cuda", "sm90a")
+
+
+def _is_sm90a(src: str) -> bool:
+    src = os.path.normpath(src)
+    return src.endswith("_sm90a.cu") or src.startswith(SM90A_DIR + os.sep)
+
+
+def _sources(ext: str) -> list:
+    """Every source under csrc/ with this ending, in a fixed order."""
+    return sorted(glob.glob(os.path.join("csrc", "**", "*" + ext), recursive=True))
+
+
 SM90A_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr", "-DNDEBUG",
                "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
                "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
@@ -140,7 +153,7 @@ def _arch_list_has_hopper() -> bool:
 def _sm90a_sources() -> tuple:
     """The sm_90a sources to build, or () (with the reason printed, once) when this build has
     none."""
-    sources = sorted(glob.glob(os.path.join(SM90A_DIR, "*.cu")))
+    sources = [src for src in _sources(".cu") if _is_sm90a(src)]
     if not sources or torch.version.hip is not None or not _arch_list_has_hopper():
         return ()
     if _cutlass_include() is None:
@@ -155,7 +168,7 @@ class _BuildExtension(BuildExtension):
     (torch gives every source of an extension the same ones) and linked in as objects."""
 
     def build_extension(self, ext):
-        own = [src for src in ext.sources if os.path.normpath(src).startswith(SM90A_DIR + os.sep)]
+        own = [src for src in ext.sources if _is_sm90a(src)]
         if own:
             ext.sources = [src for src in ext.sources if src not in own]
             nvcc = list(ext.extra_compile_args["nvcc"]) + SM90A_FLAGS + ["-I" + _cutlass_include()]
@@ -169,14 +182,14 @@ class _BuildExtension(BuildExtension):
 
 
 def _extension():
-    sources = sorted(glob.glob(os.path.join("csrc", "*.cpp")) + glob.glob(os.path.join("csrc", "cpu", "*.cpp")))
+    sources = _sources(".cpp")
     cxx = ["-O3"]
     if not _use_cuda():
         return CppExtension("gemmtiles._C", sources, extra_compile_args={"cxx": cxx})
     nvcc = ["-O3", "-lineinfo"]
     if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
         nvcc.append("--ptxas-options=-v")
-    cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+    cuda_sources = [src for src in _sources(".cu") if not _is_sm90a(src)]
     macros = []
     if torch.version.hip is not None:
         skip = _not_for_hip()

@@ -12,7 +12,7 @@ dimension (DTensor expands the rules to every dimension of the mesh):
 - c follows the output: sharded where it has the output's sharded dimension (not broadcast),
   replicated where it is broadcast along it, Partial when the output is Partial.
 
-The backward products are calls of the same ops (csrc/autograd.cpp), so they follow the
+The backward products are calls of the same ops (csrc/core/autograd.cpp), so they follow the
 same rules.
 """
 

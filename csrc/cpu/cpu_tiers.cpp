@@ -5,8 +5,8 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include "../prepare.h"
-#include "../register.h"
+#include "../core/prepare.h"
+#include "../core/register.h"
 
 namespace gemmtiles {
 namespace {

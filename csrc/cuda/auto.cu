@@ -16,7 +16,7 @@
 #include "auto_launch.cuh"
 #include "cutlass_simt.h"
 #include "kernels/12_transpose.cuh"
-#include "launch.h"
+#include "../core/launch.h"
 #include "tensor_core.h"
 
 namespace gemmtiles {

@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../gemm_problem.h"
+#include "../core/gemm_problem.h"
 
 namespace gemmtiles {
 

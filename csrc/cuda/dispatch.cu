@@ -1,7 +1,7 @@
 // CUDA registrations of the ladder tiers: one GEMMTILES_CUDA_TIER line beside each launcher
 // (launch.h: checks, device guard, layout normalisation, launch on the current stream).
 #include "configs.h"
-#include "launch.h"
+#include "../core/launch.h"
 
 namespace gemmtiles {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "launch.h"
+#include "../core/launch.h"
 #include "tensor_core.h"
 
 #ifndef GEMMTILES_SM90A

@@ -4,7 +4,7 @@
 // found. GEMMTILES_SM90A is defined (to 1) for the whole extension when it was.
 #pragma once
 
-#include "../gemm_problem.h"
+#include "../core/gemm_problem.h"
 
 namespace gemmtiles {
 

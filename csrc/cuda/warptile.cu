@@ -4,7 +4,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include "configs.h"
-#include "launch.h"
+#include "../core/launch.h"
 
 namespace gemmtiles {
 namespace {

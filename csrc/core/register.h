@@ -3,7 +3,7 @@
 //   GEMMTILES_TIER(naive, CPU, Operands::kStrided, &naive_cpu);
 //
 // registers the kernel for the dispatch key and, the first time the name is seen (a tier on
-// two devices has two lines), the op's schema and its autograd kernel (autograd.cpp). Each
+// two devices has two lines), the op's schema and its autograd kernel (core/autograd.cpp). Each
 // line is also recorded in the list that gemmtiles._C.registered_tiers() returns, which the
 // tests compare with the tier table of gemmtiles/_tiers.py.
 #pragma once

@@ -12,9 +12,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "../gemm_problem.h"
-#include "../prepare.h"
-#include "../register.h"
+#include "gemm_problem.h"
+#include "prepare.h"
+#include "register.h"
 
 namespace gemmtiles {
 
@@ -78,7 +78,7 @@ at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
 
 }  // namespace gemmtiles
 
-// Registers a CUDA tier (register.h) whose kernel `launch` runs on GPUs of compute
+// Registers a CUDA tier (core/register.h) whose kernel `launch` runs on GPUs of compute
 // capability min_sm and up, reading the operand layouts `operands` in place.
 #define GEMMTILES_CUDA_TIER_MIN_SM(name, operands, min_sm, launch)                        \
   GEMMTILES_TIER_MIN_SM(name, CUDA, operands, min_sm,                                    \

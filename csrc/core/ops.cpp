@@ -1,6 +1,6 @@
 // The gemmtiles op library: one functional op per tier, all with the semantics of
 // torch.addmm:  out = alpha * a @ b + beta * c.
-// Each tier registers itself with one GEMMTILES_TIER line beside its launcher (register.h);
+// Each tier registers itself with one GEMMTILES_TIER line beside its launcher (core/register.h);
 // this file holds what those lines share: the schema, the registration record, and the
 // Python module `gemmtiles._C`, whose one function reports the records.
 #include <Python.h>
@@ -18,13 +18,13 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
-#include "auto_plan.h"
-#include "auto_table.h"
+#include "../auto_plan.h"
+#include "../auto_table.h"
 #include "register.h"
 
 namespace gemmtiles {
 
-void register_autograd(torch::Library& m, const char* name);  // autograd.cpp
+void register_autograd(torch::Library& m, const char* name);  // core/autograd.cpp
 
 namespace {
 
