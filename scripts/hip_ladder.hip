@@ -1,7 +1,7 @@
 // Every ladder tier's kernels, instantiated with the configurations the extension launches
-// (csrc/cuda/configs.h), for a HIP compile check: scripts/hip_check.sh builds this for AMD
+// (csrc/ladder/configs.h), for a HIP compile check: scripts/hip_check.sh builds this for AMD
 // CDNA GPUs and reports each kernel's registers, LDS and occupancy. Nothing here runs.
-#include "../csrc/cuda/configs.h"
+#include "../csrc/ladder/configs.h"
 
 namespace gemmtiles {
 

@@ -14,7 +14,7 @@
 #ifdef KERNEL_HEADER
 #include KERNEL_HEADER
 #else
-#include "../csrc/cuda/kernels/09_warptile.cuh"
+#include "../csrc/ladder/09_warptile.cuh"
 #endif
 #include "harness.cuh"
 

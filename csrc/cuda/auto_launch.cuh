@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "../auto_plan.h"
-#include "configs.h"
+#include "../ladder/configs.h"
 #include "kernels/10_skinny.cuh"
 #include "kernels/11_async_tile.cuh"
 

@@ -30,7 +30,7 @@
 
 #include <cstdint>
 
-#include "common.cuh"
+#include "../../ladder/common.cuh"
 
 namespace gemmtiles {
 

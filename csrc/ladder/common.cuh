@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../../core/gemm_problem.h"
+#include "../core/gemm_problem.h"
 #include "platform.cuh"
 
 namespace gemmtiles {

@@ -3,15 +3,15 @@
 // what the extension does.
 #pragma once
 
-#include "kernels/01_naive.cuh"
-#include "kernels/02_coalesced.cuh"
-#include "kernels/03_smem.cuh"
-#include "kernels/04_unroll.cuh"
-#include "kernels/05_thread_tile.cuh"
-#include "kernels/06_vectorized.cuh"
-#include "kernels/07_bank_free.cuh"
-#include "kernels/08_double_buffer.cuh"
-#include "kernels/09_warptile.cuh"
+#include "01_naive.cuh"
+#include "02_coalesced.cuh"
+#include "03_smem.cuh"
+#include "04_unroll.cuh"
+#include "05_thread_tile.cuh"
+#include "06_vectorized.cuh"
+#include "07_bank_free.cuh"
+#include "08_double_buffer.cuh"
+#include "09_warptile.cuh"
 
 namespace gemmtiles {
 
