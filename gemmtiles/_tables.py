@@ -1,6 +1,6 @@
 """Where the `auto` tier finds its tuned tables (``python -m gemmtiles.tune`` writes them):
 the user's cache first, then the tables shipped with the package. The C++ side reads a
-device's table on its first `auto` call (csrc/auto_table.h); nothing here runs per call."""
+device's table on its first `auto` call (csrc/auto/table.h); nothing here runs per call."""
 
 from __future__ import annotations
 

@@ -102,8 +102,8 @@ TIERS: tuple[Tier, ...] = (
          "csrc/ladder/09_warptile.cuh"),
     Tier("auto", ("cuda",), "unit_stride",
          "per call the kernel for the shape: split-K streaming of B for up to 16 rows (8 for a row-major B whose rows are not 16-byte aligned), split-K tiles for up to 2048 (the 128-row one a pipelined 128 x 128 tile, which also takes column-major A and more rows), CUTLASS's SIMT SGEMM for large products on full waves (sm_90 builds with CUTLASS), else warptile",
-         "csrc/auto_plan.h, csrc/cuda/auto.cu, csrc/cuda/auto_launch.cuh, csrc/cuda/kernels/10_skinny.cuh, "
-         "csrc/cuda/kernels/11_async_tile.cuh, csrc/cuda/kernels/12_transpose.cuh", hip=False),
+         "csrc/auto/plan.h, csrc/auto/auto.cu, csrc/auto/launch.cuh, csrc/auto/skinny.cuh, "
+         "csrc/auto/pipelined_tile.cuh, csrc/auto/transpose.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",
          "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
          "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32",

@@ -8,7 +8,7 @@ rows are not float4s) the skinny kernel at several split counts, for NN A copied
 first where the operands allow it (`transposed`), and from 1024 rows and columns CUTLASS's
 SIMT SGEMM (`cutlass`) where the build has it, and for NT from 256 rows and columns the same
 with stream-K scheduling (`streamk`); checks that each gives the heuristic's
-answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto_plan.h describes
+answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto/plan.h describes
 its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
 it uses its heuristic.
@@ -75,9 +75,9 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
 
 
 # NN with A copied M-major first, then the heuristic's plan of that product (transpose_a_first
-# in csrc/auto_plan.h): a candidate where the operands allow it.
+# in csrc/auto/plan.h): a candidate where the operands allow it.
 TRANSPOSED = ("transposed", 0, 1)
-# CUTLASS's SIMT kernel (csrc/cuda/cutlass_simt.h), where the build has it: a candidate from
+# CUTLASS's SIMT kernel (csrc/auto/cutlass_simt.h), where the build has it: a candidate from
 # CUTLASS_MIN rows and columns, where a tile of 128 x 256 leaves the GPU less than idle.
 CUTLASS = ("cutlass", 0, 1)
 CUTLASS_MIN = 1024
@@ -99,7 +99,7 @@ def _can_transpose(m: int, n: int, k: int) -> bool:
     return _C.transpose_a_first(m, n, k, 1, True, False, n % 4 == 0, _entry(Shape(m, n, k), *TRANSPOSED))
 
 
-# The most splits a table entry may name (csrc/auto_table.cpp).
+# The most splits a table entry may name (csrc/auto/table.cpp).
 MAX_TABLE_SPLITS = 64
 
 
@@ -119,7 +119,7 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         # The pipelined tile where it takes the operands.
         if n is not None and _C.async_tile_ok(m, n, True, True, b_kmajor, b_vec):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
-    # The rows auto's skinny kernels take (skinny_max_m in csrc/auto_plan.h).
+    # The rows auto's skinny kernels take (skinny_max_m in csrc/auto/plan.h).
     if m <= _C.skinny_max_m(b_kmajor, b_vec):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
@@ -151,7 +151,7 @@ def _operands(shape: Shape, device: torch.device):
 def tuned_shape(shape: Shape) -> Shape:
     """The problem whose plan the table decides for `shape`: auto runs a batch against one
     shared B as batch * M rows, and the last 1-8 columns of a large output apart
-    (csrc/cuda/auto.cu), so its plan is the rest's."""
+    (csrc/auto/auto.cu), so its plan is the rest's."""
     if shape.batch > 1:
         shape = Shape(shape.batch * shape.m, shape.n, shape.k, shape.layout, shape.group)
     r = shape.n % 128
@@ -269,7 +269,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     lines = [f"# gemmtiles auto table for {name} "
              f"({torch.cuda.get_device_properties(device).multi_processor_count} SMs), "
              f"written by python -m gemmtiles.tune on {datetime.date.today().isoformat()}",
-             "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto_plan.h)"]
+             "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto/plan.h)"]
     if args.metric == "wall":
         lines.insert(1, "# timed with --metric wall: the time per call of calls issued back to back")
     print(f"tuning auto on {name} ({device}): {len(shapes)} shapes")

@@ -1,9 +1,9 @@
-// Standalone tuning harness for the `auto` tier's own kernels (csrc/cuda/auto_launch.cuh):
-// for each shape and layout, times auto's plan (auto_plan.h), every split-K tile
+// Standalone tuning harness for the `auto` tier's own kernels (csrc/auto/launch.cuh):
+// for each shape and layout, times auto's plan (auto/plan.h), every split-K tile
 // configuration at every split count and, up to skinny_max_m rows, the skinny plan, against
 // cuBLAS's fp32 SGEMM on the same inputs (CUDA events, median of repeats); checks each result
 // against cuBLAS's and prints the best choices per shape. The measurements behind
-// auto_plan.h's rule.
+// auto/plan.h's rule.
 //   nvcc -O3 -std=c++17 -arch=sm_90 scripts/tune_auto.cu -lcublas -o tune_auto
 //   ./tune_auto                    # the bench's small-M shapes, NN and NT
 //   ./tune_auto M N K [M N K ...]  # chosen shapes
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../csrc/cuda/auto_launch.cuh"
+#include "../csrc/auto/launch.cuh"
 #include "harness.cuh"
 
 using namespace gemmtiles;

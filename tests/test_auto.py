@@ -574,7 +574,7 @@ def test_tune_finds_a_correct_plan(tmp_path):
 def test_tune_offers_skinny_where_auto_runs_it():
     from gemmtiles.tune import candidates
 
-    # The rows of the skinny kernels (auto_plan.h's skinny_max_m, read through the extension):
+    # The rows of the skinny kernels (auto/plan.h's skinny_max_m, read through the extension):
     # W^T and a row-major B of float4 rows up to 16, other row-major B up to 8 (or n unknown).
     assert _C.skinny_max_m(True, False) == _C.skinny_max_m(True, True) == 16
     assert (_C.skinny_max_m(False, True), _C.skinny_max_m(False, False)) == (16, 8)

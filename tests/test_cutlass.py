@@ -1,4 +1,4 @@
-"""auto's CUTLASS SIMT path (csrc/cuda/cutlass_simt.h): when it is planned (the rule and the
+"""auto's CUTLASS SIMT path (csrc/auto/cutlass_simt.h): when it is planned (the rule and the
 tuned table's `cutlass` entries, no GPU needed), and that it is right on every layout, odd
 size, stride and epilogue it takes, and falls back where it does not take the problem."""
 

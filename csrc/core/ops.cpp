@@ -18,8 +18,8 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
-#include "../auto_plan.h"
-#include "../auto_table.h"
+#include "../auto/plan.h"
+#include "../auto/table.h"
 #include "register.h"
 
 namespace gemmtiles {
@@ -123,7 +123,7 @@ PyObject* py_auto_plan(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) -> whether the pipelined
-// tile takes those operands (auto_plan.h).
+// tile takes those operands (auto/plan.h).
 PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
   long long M, N;
   int a_kmajor, a_vec, b_kmajor, b_vec;
@@ -132,7 +132,7 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.skinny_max_m(b_kmajor, b_vec) -> the most rows auto's skinny kernels take for
-// such a B (auto_plan.h), so that the tuner offers them exactly where auto can run them.
+// such a B (auto/plan.h), so that the tuner offers them exactly where auto can run them.
 PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
   int b_kmajor, b_vec;
   if (!PyArg_ParseTuple(args, "pp", &b_kmajor, &b_vec)) return nullptr;
@@ -140,7 +140,7 @@ PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None) ->
-// whether auto copies a row-major A M-major before the product (auto_plan.h), with the tuned
+// whether auto copies a row-major A M-major before the product (auto/plan.h), with the tuned
 // table whose text is `table` (None: the rule alone).
 PyObject* py_transpose_a_first(PyObject*, PyObject* args) {
   long long M, N, K, batch;
@@ -200,7 +200,7 @@ PyObject* py_set_auto_table(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// gemmtiles._C.auto_table_source(device) -> where device's table came from (auto_table.h).
+// gemmtiles._C.auto_table_source(device) -> where device's table came from (auto/table.h).
 PyObject* py_auto_table_source(PyObject*, PyObject* args) {
   int device;
   if (!PyArg_ParseTuple(args, "i", &device)) return nullptr;

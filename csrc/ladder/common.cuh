@@ -37,7 +37,7 @@ __host__ __device__ __forceinline__ bool aligned16(const void* ptr) {
 }
 
 // Asynchronous global -> shared copies (cp.async, sm_80+; a plain copy before that), for the
-// pipelined tile (11_async_tile.cuh) and the skinny kernels' staged rows of A (10_skinny.cuh).
+// pipelined tile (auto/pipelined_tile.cuh) and the skinny kernels' staged rows of A (auto/skinny.cuh).
 // dst[0..3] = the first src_bytes (16 or 0) bytes at src, zeros after them; asynchronous where
 // the GPU has cp.async (sm_80+): complete after cp_async_wait. Both 16-byte aligned, and src
 // 16 readable bytes even when src_bytes is 0 (nothing is read then).

@@ -1,7 +1,7 @@
 // CUTLASS's SIMT SGEMM (exact fp32, CUDA cores: the kernel family cuBLAS runs for fp32 on
 // Hopper), which `auto` runs where it is faster than its own tiles: large products whose
-// 128 x 256 tiles fill the GPU's waves (auto_plan.h, cutlass_rule; or the tuned table's
-// `cutlass` entries). Compiled in csrc/cuda/sm90a/cutlass_simt.cu with the tensor-core tiers
+// 128 x 256 tiles fill the GPU's waves (auto/plan.h, cutlass_rule; or the tuned table's
+// `cutlass` entries). Compiled in csrc/auto/cutlass_simt_sm90a.cu with the tensor-core tiers
 // (setup.py: for sm_90a, where CUTLASS's headers are found; GEMMTILES_SM90A then).
 #pragma once
 
@@ -46,7 +46,7 @@ inline bool cutlass_streamk_takes(const GemmProblem& p) {
 // warps of 64 x 64, four stages of cp.async. Requires cutlass_simt_takes(p) and an sm_90 GPU.
 void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream);
 
-// The same on 256 x 128 x 8 tiles with stream-K scheduling (sm90a/cutlass_streamk.cu: whole
+// The same on 256 x 128 x 8 tiles with stream-K scheduling (auto/cutlass_streamk_sm90a.cu: whole
 // tiles data-parallel while they fill whole waves, the k iterations of the rest shared out
 // between about one block per SM, their partial tiles added in a fixed order through a
 // workspace from the caching allocator).

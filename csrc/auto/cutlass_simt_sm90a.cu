@@ -1,5 +1,5 @@
-// CUTLASS's SIMT SGEMM for `auto` (csrc/cuda/cutlass_simt.h): one instantiation per layout of
-// A and B, on the tile that auto_plan.h's cutlass_tile names for it (the one that ran fastest
+// CUTLASS's SIMT SGEMM for `auto` (csrc/auto/cutlass_simt.h): one instantiation per layout of
+// A and B, on the tile that auto/plan.h's cutlass_tile names for it (the one that ran fastest
 // for it on the H100: docs/ladder.md).
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm.h>
@@ -8,8 +8,8 @@
 
 #include <c10/util/Exception.h>
 
-#include "../../auto_plan.h"
-#include "../cutlass_simt.h"
+#include "plan.h"
+#include "cutlass_simt.h"
 
 namespace gemmtiles {
 namespace {

@@ -27,7 +27,7 @@ struct AutoPlan {
   AutoKernel kernel;
   int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16);
                        // split_tile: rows of the block tile (32, 64 or 128; 64 rows: the
-                       // pipelined kernel where it takes the operands, auto_launch.cuh)
+                       // pipelined kernel where it takes the operands, auto/launch.cuh)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
                        // per lane (nmajor);
                        // split_tile: columns of the block tile (128 or 256; 128 rows
@@ -40,7 +40,7 @@ struct AutoPlan {
 };
 
 // The row-major-B skinny kernel with float4 loads, whose 8 warps split a block's K
-// (skinny_nmajor_split_kernel in csrc/cuda/kernels/10_skinny.cuh): plan.splits counts warps'
+// (skinny_nmajor_split_kernel in csrc/auto/skinny.cuh): plan.splits counts warps'
 // slices; its blocks along K, each writing one partial product, are kSkinnySplitWarps fewer.
 inline constexpr int64_t kSkinnySplitWarps = 8;
 inline constexpr int64_t kSkinnySplitCols = 128;  // columns a block takes
@@ -61,7 +61,7 @@ inline constexpr int64_t kSkinnyMaxM = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
 // For nn.Linear's W^T (column-major B) the skinny kernel takes up to 16 rows: there a warp's
-// four groups of 8 lanes share each read of A (csrc/cuda/auto_launch.cuh), and 9-16 rows ran
+// four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows ran
 // faster than on the 32-row split tile (H100, one run, us: 16 x 4096 x 4096 NT 42.2 against
 // 49.7, 16 x 4096 x 11008 NT 97.2 against 112.4; 16 x 11008 x 4096 NT within 1%).
 inline constexpr int64_t kSkinnyKMajorMaxM = 16;
@@ -73,7 +73,7 @@ inline constexpr int64_t skinny_max_m(bool b_kmajor, bool b_vec) {
 }
 
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
-// per warp, and resident blocks per SM (csrc/cuda/kernels/10_skinny.cuh).
+// per warp, and resident blocks per SM (csrc/auto/skinny.cuh).
 struct SkinnyKMajorShape {
   int nw, groups, blocks_per_sm;
 };
@@ -84,10 +84,10 @@ inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt) {
 // tiles; past it the 128-row tile has waves enough.
 inline constexpr int64_t kSplitTileMaxM = 2048;
 
-// The split-K tile configurations (csrc/cuda/auto_launch.cuh): block tile rows and columns,
+// The split-K tile configurations (csrc/auto/launch.cuh): block tile rows and columns,
 // resident blocks per SM, and the rate of useful work per SM relative to the 128-row tile's
 // (H100, scripts/tune_auto.cu: the small tiles' fewer FMAs per shared load cost 15-20%).
-// The 128-row tile is the pipelined 128 x 128 one (two blocks per SM, 11_async_tile.cuh) where
+// The 128-row tile is the pipelined 128 x 128 one (two blocks per SM, auto/pipelined_tile.cuh) where
 // the operands allow it (async_tile_ok), else warptile's 128 x 256 (one per SM).
 struct SplitTileShape {
   int bm, bn, blocks_per_sm;
@@ -96,9 +96,9 @@ struct SplitTileShape {
 inline constexpr SplitTileShape kSplitTiles[] = {{32, 128, 6, 0.8}, {64, 128, 3, 0.85}, {128, 256, 1, 1.0}};
 inline constexpr SplitTileShape kAsyncTile = {128, 128, 2, 1.0};
 // The 64-row split tile runs on the pipelined kernel too where it takes the operands
-// (auto_launch.cuh), else on warptile's (kSplitTiles[1]).
+// (auto/launch.cuh), else on warptile's (kSplitTiles[1]).
 inline constexpr SplitTileShape kAsyncTile64 = {64, 128, 3, 0.85};
-// Whether a plan runs on the pipelined 128 x 128 tile (auto_launch.cuh).
+// Whether a plan runs on the pipelined 128 x 128 tile (auto/launch.cuh).
 inline constexpr bool pipelined_tile(const AutoPlan& plan) {
   return plan.kernel == AutoKernel::kSplitTile && plan.mt == kAsyncTile.bm && plan.nw == kAsyncTile.bn;
 }
@@ -115,7 +115,7 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// CUTLASS's SIMT SGEMM (csrc/cuda/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
+// CUTLASS's SIMT SGEMM (csrc/auto/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
 // family cuBLAS runs for fp32 on Hopper, built with the tensor-core tiers. Its tile: 128 x 256
 // x 8, eight warps, one block per SM (256 x 128 for a column-major A and row-major B, the
 // weight gradients' layout). On one wave of tiles and on many full ones it runs at 0.97-1.0x
@@ -152,7 +152,7 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
   return double(tiles) >= kCutlassMinFill * double(ceil_div64(tiles, sms) * sms);
 }
 
-// CUTLASS's SIMT kernel with stream-K scheduling (csrc/cuda/sm90a/cutlass_streamk.cu), for
+// CUTLASS's SIMT kernel with stream-K scheduling (csrc/auto/cutlass_streamk_sm90a.cu), for
 // both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles; whole tiles run
 // data-parallel while they fill whole waves, and the k iterations of the rest are shared out
 // evenly between about one block per SM. Where the last wave of tiles is far from full it beat
@@ -206,7 +206,7 @@ inline double split_cost(int64_t tiles, int64_t slots, int64_t s, int64_t depth,
 // `slots` blocks: the tile columns that fill the full waves run with K whole, the rest (at
 // most a wave's worth, at least one whole tile wide) with K in `splits` slices, the count of
 // 2-8 whose waves model fastest, instead of a last wave that takes as long as a full one
-// (csrc/cuda/auto_launch.cuh): 80 tiles past 1024 x 5504's first wave on 3 slices take one
+// (csrc/auto/launch.cuh): 80 tiles past 1024 x 5504's first wave on 3 slices take one
 // wave of a third of K, 160 past 2048 x 5504's two waves on 3 two waves of a third. head 0:
 // no such split. cost: the modelled time of both, in best_splits' units. The slice counts
 // are those split_tile_plan makes, as the launch runs them.
@@ -292,7 +292,7 @@ struct AutoTable {
   std::vector<AutoTableEntry> entries;
 
   // Parses a table's text; throws std::invalid_argument naming the line that is not an entry.
-  // Defined in auto_table.cpp (compiled by the host compiler alone).
+  // Defined in auto/table.cpp (compiled by the host compiler alone).
   static AutoTable parse(const std::string& text);
 
   const AutoTableEntry* find(int64_t M, int64_t N, int64_t K, bool b_kmajor, bool a_kmajor = true) const {
@@ -304,10 +304,10 @@ struct AutoTable {
   }
 };
 
-// NN on the pipelined tile with A transposed first (csrc/cuda/auto.cu): A row-major is
+// NN on the pipelined tile with A transposed first (csrc/auto/auto.cu): A row-major is
 // K-major, which the tile copies 4 bytes at a time on 8-deep slices, while an M-major A takes
-// 16-byte copies and whole 16-deep slices (11_async_tile.cuh). So for a row-major A and
-// row-major B, auto copies A into an M-major K x M matrix (12_transpose.cuh: one read and one
+// 16-byte copies and whole 16-deep slices (auto/pipelined_tile.cuh). So for a row-major A and
+// row-major B, auto copies A into an M-major K x M matrix (auto/transpose.cuh: one read and one
 // write of A) and runs that product, where the product is large enough to repay the copy:
 // the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
 // 80 / N (H100: 2.1-2.5 TB/s against 46 TFLOP/s), and the tile gains 5-6%. H100, one run,
@@ -342,7 +342,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
 // a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
-// cutlass_simt_takes in csrc/cuda/cutlass_simt.h).
+// cutlass_simt_takes in csrc/auto/cutlass_simt.h).
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false) {

@@ -2,7 +2,7 @@
 // the operands copied global -> shared by asynchronous copies (cp.async, sm_80+) several
 // slices ahead of the one computed, instead of staged through registers.
 //
-//  * STAGES buffers of slices BK deep (8 or 16: auto_launch.cuh); the copies of slice
+//  * STAGES buffers of slices BK deep (8 or 16: auto/launch.cuh); the copies of slice
 //    it + STAGES - 1 are issued during the k steps of slice it, a few per step (spread out,
 //    they do not queue in front of the fragment reads: H100, 4096^3 NT 2926 us against 3002
 //    with all of them issued at the slice's start), so a block has STAGES - 1 slices in
@@ -30,7 +30,7 @@
 
 #include <cstdint>
 
-#include "../../ladder/common.cuh"
+#include "../ladder/common.cuh"
 
 namespace gemmtiles {
 
@@ -389,7 +389,7 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
       }
       cluster_sync();  // this block's partial stays until the cluster has read it
 #else
-      __trap();  // the launch asks for clusters only of code built for sm_90+ (auto_launch.cuh)
+      __trap();  // the launch asks for clusters only of code built for sm_90+ (auto/launch.cuh)
 #endif
       return;
     }

@@ -1,4 +1,4 @@
-// The tuned tables of the `auto` tier (auto_plan.h's AutoTable) for the GPUs of this process:
+// The tuned tables of the `auto` tier (auto/plan.h's AutoTable) for the GPUs of this process:
 // one per device, loaded on the device's first `auto` call from the first directory that has
 // a file for its GPU (gemmtiles sets the directories at import: the user's cache, then the
 // tables shipped in the package), or set explicitly (gemmtiles.tune). Thread-safe.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "auto_plan.h"
+#include "plan.h"
 
 namespace gemmtiles {
 

@@ -30,7 +30,7 @@
 // for the float4 row-major kernel, whose splits are its warps').
 #pragma once
 
-#include "../../ladder/common.cuh"
+#include "../ladder/common.cuh"
 
 namespace gemmtiles {
 

@@ -1,4 +1,4 @@
-// CUTLASS's SIMT SGEMM with stream-K scheduling for `auto` (csrc/cuda/cutlass_simt.h), for
+// CUTLASS's SIMT SGEMM with stream-K scheduling for `auto` (csrc/auto/cutlass_simt.h), for
 // nn.Linear's layout (A row-major, B = W^T column-major: both K-major). So that a last wave of
 // tiles no longer idles most of the GPU, CUTLASS's schedule runs whole tiles data-parallel
 // while they fill whole waves (keeping the last whole wave, where there is one, for the shared
@@ -13,8 +13,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>
 
-#include "../../auto_plan.h"
-#include "../cutlass_simt.h"
+#include "plan.h"
+#include "cutlass_simt.h"
 
 namespace gemmtiles {
 

@@ -1,7 +1,7 @@
-// The `auto` tier: per call, the kernel that suits the problem (auto_plan.h, with the GPU's
-// tuned table where there is one: auto_table.h): the bandwidth-bound skinny kernels for up to
+// The `auto` tier: per call, the kernel that suits the problem (auto/plan.h, with the GPU's
+// tuned table where there is one: auto/table.h): the bandwidth-bound skinny kernels for up to
 // 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
-// 2048 rows and the pipelined tile past them where it takes the operands (auto_launch.cuh),
+// 2048 rows and the pipelined tile past them where it takes the operands (auto/launch.cuh),
 // warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
 // waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles leave a last wave far
 // from full, where the build has it (cutlass_simt.h) — or, where
@@ -12,12 +12,12 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "../auto_table.h"
-#include "auto_launch.cuh"
+#include "table.h"
+#include "launch.cuh"
 #include "cutlass_simt.h"
-#include "kernels/12_transpose.cuh"
+#include "transpose.cuh"
 #include "../core/launch.h"
-#include "tensor_core.h"
+#include "../cuda/tensor_core.h"
 
 namespace gemmtiles {
 namespace {
@@ -111,7 +111,7 @@ bool launch_realigned(const GemmProblem& p, const AutoTable* table, c10::DeviceI
   return true;
 }
 
-// NN with the copy of A transposed (transpose_a_first in auto_plan.h, or the tuned table's
+// NN with the copy of A transposed (transpose_a_first in auto/plan.h, or the tuned table's
 // `transposed` entry): the product then runs with an M-major A, on the heuristic's plan. The
 // copy comes from the caching allocator, on this stream.
 bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* table, c10::DeviceIndex device) {

@@ -1,6 +1,6 @@
-// The kernels of the `auto` tier's own plans (auto_plan.h) and their launch: the skinny
-// kernels (10_skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s),
-// warptile's kernel on 32-row tiles and the pipelined kernel (11_async_tile.cuh) on 64-row
+// The kernels of the `auto` tier's own plans (auto/plan.h) and their launch: the skinny
+// kernels (auto/skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s),
+// warptile's kernel on 32-row tiles and the pipelined kernel (auto/pipelined_tile.cuh) on 64-row
 // ones (warptile's where it does not take the operands) split along K for up to a few thousand
 // rows, and for more the pipelined 128 x 128 tile or, for operands it does not take,
 // warptile's 128 x 256, K split where the tiles are too few. Torch-free, so that
@@ -20,14 +20,14 @@
 #include <mutex>
 #include <type_traits>
 
-#include "../auto_plan.h"
+#include "plan.h"
 #include "../ladder/configs.h"
-#include "kernels/10_skinny.cuh"
-#include "kernels/11_async_tile.cuh"
+#include "skinny.cuh"
+#include "pipelined_tile.cuh"
 
 namespace gemmtiles {
 
-// The split-K tile configurations (kSplitTiles in auto_plan.h): 32 x 128 (2 warps) and
+// The split-K tile configurations (kSplitTiles in auto/plan.h): 32 x 128 (2 warps) and
 // 64 x 128 (4 warps) with warptile's 4 x 4 fragments and several blocks per SM (168 and 165
 // registers, no spills), and warptile's large 128 x 256 tile (WarptileLarge).
 using SplitTile32 = WarptileConfig<Shape<32, 128, 8>, Shape<32, 64>, Shape<4, 4>, 2, /*MIN_BLOCKS=*/6>;
@@ -188,7 +188,7 @@ inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
 }
 
 // The pipelined tile with K whole on more tiles than fill whole waves (tail_split in
-// auto_plan.h): 344 tiles of 1024 x 5504 for the H100's 264 slots make a second wave of 80
+// auto/plan.h): 344 tiles of 1024 x 5504 for the H100's 264 slots make a second wave of 80
 // tiles that takes as long as the first. Instead the first `head_cols` columns (whole tile
 // columns, as many as fill the full waves) run with K whole, and the rest on `tail`, K
 // split. head_cols 0: no such split.
@@ -364,7 +364,7 @@ inline int64_t block_smem_optin() {
   return bytes > 0 ? bytes : 48 * 1024;  // 0: a device that cannot be named
 }
 
-// The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto_plan.h):
+// The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto/plan.h):
 // up to 4 rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256
 // columns at a time (two buffers), two blocks per SM; 16 rows A staged KC = 1024 columns at a
 // time (two buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one
@@ -400,7 +400,7 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 }
 
 // Row-major B with 16-byte aligned rows: 128 columns a block, its 8 warps on 8 slices of K
-// (skinny_split in auto_plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
+// (skinny_split in auto/plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
 // 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
 // sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of
 // shared memory for the warps' sums).
@@ -439,7 +439,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
         : plan.mt == 8 ? launch_skinny_split<8>(p, plan, ws, stream)
                        : launch_skinny_split<16>(p, plan, ws, stream);
       } else if (plan.mt == 16) {
-        // 16 rows otherwise only for column-major B (skinny_max_m in auto_plan.h).
+        // 16 rows otherwise only for column-major B (skinny_max_m in auto/plan.h).
         if (plan.kernel != AutoKernel::kSkinnyKMajor) return false;
         launch_skinny_kmajor<16>(p, plan, ws, stream);
       } else {

@@ -2,7 +2,7 @@
 // tile so that both the reads (along a's rows) and the writes (along t's rows) are coalesced.
 // auto.cu runs it to give the pipelined tile kernel an M-major copy of a row-major A, whose
 // 16-byte copies run faster than the 4-byte transposing ones of a K-major A
-// (11_async_tile.cuh). Torch-free, like the other kernels.
+// (auto/pipelined_tile.cuh). Torch-free, like the other kernels.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The per-device tuned tables of the `auto` tier (auto_table.h).
-#include "auto_table.h"
+// The per-device tuned tables of the `auto` tier (auto/table.h).
+#include "table.h"
 
 #include <cctype>
 #include <cstdio>
