@@ -107,15 +107,11 @@ def _write_build_info(use_cuda: bool) -> str:
     return info["VERSION"]
 
 
-# Sources that use sm_90a features (wgmma, TMA multicast, setmaxnreg), named *_sm90a.cu (or
-# kept under csrc/cuda/sm90a/): compiled in their own translation units for sm_90a alone, and
-# only when the arch list holds Hopper.
-SM90A_DIR = os.path.join("csrc", "cuda", "sm90a")
-
-
+# Sources that use sm_90a features (wgmma, TMA multicast, setmaxnreg), named *_sm90a.cu:
+# compiled in their own translation units for sm_90a alone, and only when the arch list holds
+# Hopper.
 def _is_sm90a(src: str) -> bool:
-    src = os.path.normpath(src)
-    return src.endswith("_sm90a.cu") or src.startswith(SM90A_DIR + os.sep)
+    return src.endswith("_sm90a.cu")
 
 
 def _sources(ext: str) -> list:

@@ -51,7 +51,7 @@ def op(name: str):
 
 
 def sm90a_built() -> bool:
-    """Whether this build has the sm_90a kernels (csrc/cuda/sm90a/) of the tensor-core tiers."""
+    """Whether this build has the sm_90a kernels (the *_sm90a.cu sources) of the tensor-core tiers."""
     return bool(_C.sm90a_kernels())
 
 

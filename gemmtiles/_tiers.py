@@ -41,7 +41,7 @@ class Tier:
     source: str  # where its kernel lives
     precision: str = "fp32"  # a key of PRECISIONS
     min_cc: tuple[int, int] = (0, 0)  # lowest CUDA compute capability; (0, 0): any
-    # sm_90a code (csrc/cuda/sm90a/): built only where the arch list holds Hopper and
+    # sm_90a code (the *_sm90a.cu sources): built only where the arch list holds Hopper and
     # CUTLASS's headers are found, and runs on compute capability 9.0 alone.
     sm90a: bool = False
     hip: bool = True  # its CUDA kernels also compile as HIP for AMD GPUs (scripts/hip_check.sh)
@@ -106,11 +106,11 @@ TIERS: tuple[Tier, ...] = (
          "csrc/auto/pipelined_tile.cuh, csrc/auto/transpose.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",
          "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
-         "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32",
+         "csrc/tensor_core/tiers.cu, csrc/tensor_core/wgmma_sm90a.cu", precision="tf32",
          min_cc=(9, 0), sm90a=True, hip=False),
     Tier("tf32x3", ("cuda",), "strided",
          "fp32 accuracy on tensor cores: each operand split into TF32 hi + lo, hi·hi + hi·lo + lo·hi in one tf32 GEMM over 3K",
-         "csrc/cuda/tensor_core.cu, csrc/cuda/sm90a/tensor_core.cu", precision="tf32x3",
+         "csrc/tensor_core/tiers.cu, csrc/tensor_core/wgmma_sm90a.cu", precision="tf32x3",
          min_cc=(9, 0), sm90a=True, hip=False),
 )
 

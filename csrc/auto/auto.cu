@@ -17,7 +17,7 @@
 #include "cutlass_simt.h"
 #include "transpose.cuh"
 #include "../core/launch.h"
-#include "../cuda/tensor_core.h"
+#include "../tensor_core/tensor_core.h"
 
 namespace gemmtiles {
 namespace {

@@ -36,8 +36,8 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 
-#include "../../core/launch.h"
-#include "../tensor_core.h"
+#include "../core/launch.h"
+#include "tensor_core.h"
 #include "chunked_promotion.cuh"
 
 namespace gemmtiles {

@@ -1,4 +1,4 @@
-// Registration of the tensor-core tiers. The kernels (csrc/cuda/sm90a/) exist only in
+// Registration of the tensor-core tiers. The kernels (wgmma_sm90a.cu) exist only in
 // builds whose arch list holds Hopper; elsewhere the ops are still defined (their schemas,
 // fakes and autograd work on every build) and say what they need.
 #include <string>

@@ -1,5 +1,5 @@
 // The tensor-core tiers (tf32, tf32x3): kernels for sm_90a (wgmma fed by TMA) live in
-// csrc/cuda/sm90a/, a translation unit of their own that setup.py compiles for sm_90a
+// csrc/tensor_core/wgmma_sm90a.cu, a translation unit of their own that setup.py compiles for sm_90a
 // only, and only when the arch list holds Hopper (9.0 / 9.0a) and CUTLASS's headers are
 // found. GEMMTILES_SM90A is defined (to 1) for the whole extension when it was.
 #pragma once
