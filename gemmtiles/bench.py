@@ -36,7 +36,7 @@ MODEL_SCENARIOS = {"train-4x512": (4, 512, True), "prefill-1x1024": (1, 1024, Fa
                    "decode-b1": (1, 1, False), "decode-b8": (8, 1, False)}
 _H, _I, _V = MODEL_CONFIG["hidden_size"], MODEL_CONFIG["intermediate_size"], MODEL_CONFIG["vocab_size"]
 MODEL_LINEARS = [(_H, _H), (_H, _I), (_I, _H), (_H, _V)]  # attention projections, gate/up, down, lm_head
-GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "batched", "model", "all")
+GPU_SETS = ("squares", "odd", "transformer", "linear", "small", "batched", "model", "all", "random")
 LAYOUTS = ("NN", "NT", "TN")
 
 
@@ -50,11 +50,66 @@ class Shape:
     layout: str = "NN"
     group: str = "custom"
     batch: int = 1  # > 1: a (batch, m, k) input against one shared B (a 3-D activation)
+    # with batch > 1: a B of its own per batch entry (torch.bmm) instead of one shared B
+    bmm: bool = False
 
     @property
     def label(self) -> str:
         dims = f"{self.m}x{self.n}x{self.k}" if self.batch == 1 else f"{self.batch}x{self.m}x{self.n}x{self.k}"
-        return dims + ("" if self.layout == "NN" else f" {self.layout}")
+        return dims + ("" if self.layout == "NN" else f" {self.layout}") + (" bmm" if self.bmm else "")
+
+    @property
+    def macs(self) -> int:
+        return self.batch * self.m * self.n * self.k
+
+
+# The random sample (``--shapes random[:N[:SEED]]``): M log-uniform in [1, 8192], N and K in
+# [128, 16384], any integer; layouts NN, NT and TN alike; one product in RANDOM_BMM_SHARE a
+# batch of 2-64 products with a B of their own (torch.bmm); at most RANDOM_MAX_MACS
+# multiply-adds a product (a larger draw is drawn again). Tune on one seed, report on another.
+RANDOM_M = (1, 8192)
+RANDOM_NK = (128, 16384)
+RANDOM_BATCH = (2, 64)
+RANDOM_BMM_SHARE = 6
+RANDOM_MAX_MACS = 2 ** 37
+RANDOM_DEFAULT_N, RANDOM_DEFAULT_SEED = 120, 0
+
+
+def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED) -> list[Shape]:
+    """`count` shapes of the random sample drawn with `seed` (the same list on every machine)."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+
+    def log_uniform(lo: int, hi: int) -> int:
+        return min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+
+    shapes = []
+    while len(shapes) < count:
+        m, n, k = log_uniform(*RANDOM_M), log_uniform(*RANDOM_NK), log_uniform(*RANDOM_NK)
+        layout = rng.choice(LAYOUTS)
+        bmm = rng.randrange(RANDOM_BMM_SHARE) == 0
+        batch = log_uniform(*RANDOM_BATCH) if bmm else 1
+        shape = Shape(m, n, k, layout, group=f"random:{seed}", batch=batch, bmm=bmm)
+        if shape.macs <= RANDOM_MAX_MACS:
+            shapes.append(shape)
+    return shapes
+
+
+def _random_spec(spec: str):
+    """(count, seed) of a ``random[:N[:SEED]]`` spec, or None for any other spec."""
+    head, *rest = spec.split(":")
+    if head != "random":
+        return None
+    try:
+        count = int(rest[0]) if rest else RANDOM_DEFAULT_N
+        seed = int(rest[1]) if len(rest) > 1 else RANDOM_DEFAULT_SEED
+    except ValueError:
+        raise ValueError(f"--shapes {spec!r}: expected random[:N[:SEED]] with whole numbers") from None
+    if len(rest) > 2 or count < 1:
+        raise ValueError(f"--shapes {spec!r}: expected random[:N[:SEED]] with N >= 1")
+    return count, seed
 
 
 def shape_set(name: str, device_type: str) -> list[Shape]:
@@ -81,7 +136,11 @@ def shape_set(name: str, device_type: str) -> list[Shape]:
         if spec in sets:  # a set, alone or among others: small, small,batched, small,8x4096x4096:NT
             shapes += sets[spec]
             continue
-        if spec in GPU_SETS:
+        rand = _random_spec(spec)
+        if rand is not None and device_type == "cuda":
+            shapes += random_shapes(*rand)
+            continue
+        if spec in GPU_SETS or rand is not None:
             raise ValueError(f"--shapes {spec}: this set is sized for a GPU; on the CPU use squares, all or MxNxK")
         dims, _, layout = spec.partition(":")
         try:
@@ -181,12 +240,13 @@ class ModelRow:
     speed_q3: float
 
 
-def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = None) -> list[ModelRow]:
+def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = None,
+                   precision: str = "highest") -> list[ModelRow]:
     """The model benchmark (model_pair, model_step) with stock and gemmtiles steps
-    interleaved (interleaved), per scenario, TF32 off (restored after). Needs a GPU and
-    `transformers`."""
-    tf32 = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
+    interleaved (interleaved), per scenario, both under torch's fp32 matmul `precision`
+    (torch.set_float32_matmul_precision; restored after). Needs a GPU and `transformers`."""
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(precision)
     try:
         models = model_pair()
         rows = []
@@ -199,7 +259,7 @@ def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = No
             rows.append(ModelRow(scenario, stock * 1e3, ours * 1e3, stock / ours, q1, q3))
         return rows
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.set_float32_matmul_precision(previous)
 
 
 def peak_tflops(device: torch.device, precision: str = "fp32") -> Optional[float]:
@@ -289,15 +349,33 @@ class Row:
     runs: int
     rel_err: Optional[float]  # ||out - fp64 product|| / ||fp64 product||
     b_gbps: float  # GB/s of B read once: the figure of merit when M is small
+    macs: int = 0  # multiply-adds of the product (all its batch)
+    m: int = 0     # rows of one product (the row bands of summary())
+    layout: str = "NN"
+    bmm: bool = False
 
 
 TF32_REF = "cublas-tf32"  # torch.matmul with TF32 allowed: the reference of the tf32 tier
 
 
-def _reference_names(tiers: list[str], device: torch.device) -> list[str]:
+class _fp32_matmul_precision:
+    """torch.set_float32_matmul_precision for a block, restored after."""
+
+    def __init__(self, precision: str):
+        self.precision = precision
+
+    def __enter__(self):
+        self.previous = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(self.precision)
+
+    def __exit__(self, *exc):
+        torch.set_float32_matmul_precision(self.previous)
+
+
+def _reference_names(tiers: list[str], device: torch.device, precision: str = "highest") -> list[str]:
     if device.type != "cuda":
         return ["torch"]
-    if any(BY_NAME[t].precision == "tf32" for t in tiers):
+    if precision != "highest" or any(BY_NAME[t].precision == "tf32" for t in tiers):
         return ["cublas", TF32_REF]
     return ["cublas"]
 
@@ -314,25 +392,29 @@ def cublas_matmul(a, b, tf32: bool):
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
-        budget_s: float, progress: bool = True, cold_l2: bool = False) -> list[Row]:
-    torch.backends.cuda.matmul.allow_tf32 = False
+        budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest") -> list[Row]:
+    """Every tier and reference on every shape. The tiers run under torch's fp32 matmul
+    `precision` (what `auto` may then use); cuBLAS's references are fp32 (TF32 off) and, where
+    a tier or the precision allows TF32, cuBLAS TF32."""
+    torch.set_float32_matmul_precision("highest")
     torch.backends.cudnn.allow_tf32 = False
-    refs = _reference_names(tiers, device)
+    refs = _reference_names(tiers, device, precision)
     ref_name = refs[0]
     rows: list[Row] = []
     total = len(shapes) * (len(tiers) + len(refs))
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
-        if shape.layout == "TN":
-            a = torch.randn(shape.k, shape.m, generator=g).to(device).T  # x^T of a weight gradient
+        if shape.layout == "TN":  # x^T of a weight gradient
+            a = torch.randn(*((shape.batch,) if shape.bmm else ()), shape.k, shape.m, generator=g).to(device).mT
         else:
             a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
             a = torch.randn(a_size, generator=g).to(device)
+        b_batch = (shape.batch,) if shape.bmm else ()
         if shape.layout == "NT":
-            b = torch.randn(shape.n, shape.k, generator=g).to(device).T  # nn.Linear's W^T
+            b = torch.randn(*b_batch, shape.n, shape.k, generator=g).to(device).mT  # nn.Linear's W^T
         else:
-            b = torch.randn(shape.k, shape.n, generator=g).to(device)
+            b = torch.randn(*b_batch, shape.k, shape.n, generator=g).to(device)
         flops = 2.0 * shape.batch * shape.m * shape.n * shape.k
         exact = torch.matmul(a.double(), b.double())
         exact_norm = exact.norm().item() or 1.0
@@ -348,7 +430,9 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             elif name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
             else:
-                fn = lambda a=a, b=b, name=name: sgemm(a, b, variant=name)  # noqa: E731
+                def fn(a=a, b=b, name=name):
+                    with _fp32_matmul_precision(precision):
+                        return sgemm(a, b, variant=name)
             out = fn()
             err = (out.double() - exact).norm().item() / exact_norm
             del out
@@ -361,15 +445,16 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
         for name in refs + tiers:
             ms, n, err = results[name]
             tf = flops / ms / 1e9
-            precision = "tf32" if name == TF32_REF else BY_NAME[name].precision if name in BY_NAME else "fp32"
-            peak = peak_tflops(device, precision)
+            kind = "tf32" if name == TF32_REF else BY_NAME[name].precision if name in BY_NAME else "fp32"
+            peak = peak_tflops(device, kind)
             rows.append(Row(
                 shape=shape.label, group=shape.group, tier=name, ms=ms, tflops=tf,
                 vs_previous=None if name in refs or prev is None else tf / prev,
                 vs_cublas=tf / ref_tflops,
-                vs_tf32=None if tf32_tflops is None or precision != "tf32" else tf / tf32_tflops,
+                vs_tf32=None if tf32_tflops is None or name in refs else tf / tf32_tflops,
                 peak_share=None if peak is None else tf / peak,
                 runs=n, rel_err=err, b_gbps=4.0 * shape.k * shape.n / ms / 1e6,
+                macs=shape.macs, m=shape.m, layout=shape.layout, bmm=shape.bmm,
             ))
             if name not in refs:
                 prev = tf
@@ -493,6 +578,94 @@ def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
     return True
 
 
+ROW_BANDS = ((1, 16), (17, 256), (257, None))
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    """The q-quantile of xs by linear interpolation between order statistics."""
+    xs = sorted(xs)
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def ratio_stats(ratios: list[float]) -> dict:
+    """The distribution of speed ratios: count, geometric mean, 5th and 10th percentile,
+    median and minimum."""
+    import math
+
+    return {"n": len(ratios), "geomean": math.exp(sum(math.log(r) for r in ratios) / len(ratios)),
+            "p5": _quantile(ratios, 0.05), "p10": _quantile(ratios, 0.10),
+            "median": statistics.median(ratios), "min": min(ratios)}
+
+
+def summary(rows: list[Row], ref_name: str, key: str = "vs_cublas") -> dict[str, dict[str, dict]]:
+    """Per tier, the distribution of its speed ratio to the reference (ratio_stats; key: the
+    Row field, vs_cublas or vs_tf32) over all shapes, by layout (batched products of their own
+    B apart) and by row band."""
+    out = {}
+    for tier in dict.fromkeys(r.tier for r in rows if getattr(r, key)):
+        mine = [r for r in rows if r.tier == tier and getattr(r, key)]
+        groups = {"all": mine}
+        for layout in LAYOUTS:
+            groups[layout] = [r for r in mine if r.layout == layout and not r.bmm]
+        groups["bmm"] = [r for r in mine if r.bmm]
+        for lo, hi in ROW_BANDS:
+            groups[f"M {lo}-{hi}" if hi else f"M {lo}+"] = [r for r in mine if r.m >= lo and (hi is None or r.m <= hi)]
+        out[tier] = {name: ratio_stats([getattr(r, key) for r in g]) for name, g in groups.items() if g}
+    return out
+
+
+def summary_table(stats: dict[str, dict[str, dict]], ref_name: str) -> str:
+    head = f"{'tier':<10} {'group':<10} {'n':>4} {'geomean':>8} {'p5':>6} {'p10':>6} {'median':>7} {'min':>6}"
+    lines = [f"speed against {ref_name} (higher is faster)", head, "-" * len(head)]
+    for tier, groups in stats.items():
+        for name, st in groups.items():
+            lines.append(f"{tier:<10} {name:<10} {st['n']:>4} {st['geomean']:>8.3f} {st['p5']:>6.3f} {st['p10']:>6.3f}"
+                         f" {st['median']:>7.3f} {st['min']:>6.3f}")
+    return "\n".join(lines)
+
+
+def plot_ratios(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
+    """Each tier's speed ratio against the product's size, by layout, and beside it each side's
+    error against float64."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    tiers = [t for t in dict.fromkeys(r.tier for r in rows) if t != ref_name]
+    if not tiers:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    markers = {"NN": "o", "NT": "^", "TN": "s", "bmm": "x"}
+    for tier in tiers:
+        for kind, marker in markers.items():
+            pts = [r for r in rows if r.tier == tier and (r.bmm if kind == "bmm" else r.layout == kind and not r.bmm)]
+            if pts:
+                axes[0].scatter([r.macs for r in pts], [r.vs_cublas for r in pts], marker=marker, s=18,
+                                label=f"{tier} {kind}")
+    axes[0].axhline(1.0, color="black", linewidth=1)
+    axes[0].set(xscale="log", yscale="log", xlabel="multiply-adds", ylabel=f"speed / {ref_name}",
+                title=f"speed against {ref_name} on {device_name}")
+    for tier in [ref_name] + tiers:
+        pts = [r for r in rows if r.tier == tier and r.rel_err]
+        axes[1].scatter([r.macs for r in pts], [r.rel_err for r in pts], s=14, label=tier,
+                        marker="_" if tier == ref_name else "o")
+    axes[1].set(xscale="log", yscale="log", xlabel="multiply-adds", ylabel="||out - fp64|| / ||fp64||",
+                title="error against float64")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with its usage errors as one line (and exit status 2)."""
 
@@ -505,7 +678,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
-                   help="squares, odd, transformer, linear, small, batched, model, all (default), or "
+                   help="squares, odd, transformer, linear, small, batched, model, all (default), "
+                        "random[:N[:SEED]] (N shapes drawn with SEED, summarised as a distribution), or "
                         "[BATCHx]MxNxK[:NT|:TN],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)
@@ -516,6 +690,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         "from DRAM (as a model's layers read their weights) even where they fit in L2")
     p.add_argument("--overhead", action="store_true",
                    help="per-call wall time of sgemm and nn.Linear against torch at 64x64 instead")
+    p.add_argument("--precision", choices=["highest", "high", "medium"], default="highest",
+                   help="torch.set_float32_matmul_precision for gemmtiles' calls and, with --model, for both "
+                        "models; cuBLAS TF32 is then timed beside cuBLAS fp32 (default: highest)")
     p.add_argument("--model", action="store_true",
                    help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
                         "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
@@ -539,9 +716,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         except ImportError:
             p.error("--model: the model benchmark needs `transformers` (pip install transformers)")
         print(f"the model benchmark on {device_name}: stock torch against gemmtiles (default tier), "
-              f"{args.repeats} interleaved rounds, median ms a step")
+              f"{args.repeats} interleaved rounds, median ms a step, precision {args.precision!r}")
         print(f"{'scenario':<16} {'torch':>9} {'gemmtiles':>10} {'speed':>6} {'rounds 25-75%':>14}")
-        for r in measure_models(args.repeats, args.warmup):
+        for r in measure_models(args.repeats, args.warmup, precision=args.precision):
             print(f"{r.scenario:<16} {r.torch_ms:>9.2f} {r.gemmtiles_ms:>10.2f} {r.speed:>6.3f}"
                   f" {r.speed_q1:>6.3f}-{r.speed_q3:<6.3f}")
         return 0
@@ -566,7 +743,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error(f"--out: cannot create {args.out!r}: {e.strerror}")
     ref_name = _reference_names(tiers, device)[0]
 
-    rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2)
+    rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2,
+               precision=args.precision)
+    if args.precision != "highest":
+        print(f"(--precision {args.precision}: gemmtiles' calls under torch.set_float32_matmul_precision"
+              f"({args.precision!r}))")
     if args.cold_l2:
         print("(--cold-l2: the L2 filled with other data before each timed call)")
     print(table(rows, device_name, ref_name))
@@ -579,7 +760,21 @@ def main(argv: Optional[list[str]] = None) -> int:
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(meta, f, indent=1)
     plotted = plot(rows, os.path.join(args.out, "bench.png"), device_name, ref_name)
-    print(f"\nwrote {args.out}/bench.csv, {args.out}/bench.json" + (f", {args.out}/bench.png" if plotted else ""))
+    wrote = [f"{args.out}/bench.csv", f"{args.out}/bench.json"] + ([f"{args.out}/bench.png"] if plotted else [])
+    if any(s.group.startswith("random:") for s in shapes):
+        sample = [r for r in rows if r.group.startswith("random:")]
+        stats = {ref_name: summary([r for r in sample if r.tier != ref_name], ref_name)}
+        if any(r.vs_tf32 for r in sample):
+            stats[TF32_REF] = summary(sample, TF32_REF, key="vs_tf32")
+        for ref, st in stats.items():
+            print("\n" + summary_table(st, ref))
+        with open(os.path.join(args.out, "random.json"), "w") as f:
+            json.dump(stats, f, indent=1)
+        wrote.append(f"{args.out}/random.json")
+        if plot_ratios([r for r in rows if r.group.startswith("random:")], os.path.join(args.out, "random.png"),
+                       device_name, ref_name):
+            wrote.append(f"{args.out}/random.png")
+    print("\nwrote " + ", ".join(wrote))
     return 0
 
 

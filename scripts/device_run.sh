@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
+# the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
+#   steps: tests quick random model-high model-highest
+set -u
+cd "$(dirname "$0")/.."
+# Logs gather in $LOGS and come back as one archive (the tool returns few files).
+OUT=${OUT:-gpu-logs}
+LOGS=$(mktemp -d)
+mkdir -p "$OUT"
+trap 'tar -czf "$OUT/logs.tgz" -C "$LOGS" .' EXIT
+export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+echo "=== build ($(date +%T))"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$LOGS/gpu.txt"
+python3 -m pip install -v --no-build-isolation --no-deps -e . >"$LOGS/build.log" 2>&1 \
+  || { tail -40 "$LOGS/build.log"; exit 1; }
+python3 -m gemmtiles.info | tail -8
+for step in "$@"; do
+  echo "=== $step ($(date +%T))"
+  case $step in
+    tests)
+      python3 -m pytest tests -q -x -p no:cacheprovider -n 8 --hypothesis-profile=gpu ${PYTEST_ARGS:-} \
+        >"$LOGS/tests.log" 2>&1
+      tail -15 "$LOGS/tests.log" ;;
+    quick)
+      python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} >"$LOGS/quick.log" 2>&1
+      tail -15 "$LOGS/quick.log" ;;
+    random)
+      python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-1}" --tiers "${BENCH_TIERS:-auto}" \
+        --budget 0.05 --repeats 10 --out "$LOGS/random" >"$LOGS/random.txt" 2>&1
+      tail -${RANDOM_TAIL:-30} "$LOGS/random.txt" ;;
+    model-*)
+      python3 -m gemmtiles.bench --model --precision "${step#model-}" --repeats ${MODEL_ROUNDS:-10} 2>&1 \
+        | tee "$LOGS/$step.txt"
+      ;;
+  esac
+done
+echo "=== done ($(date +%T))"
