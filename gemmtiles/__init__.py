@@ -14,6 +14,7 @@ import torch
 from . import _ops, nn
 from ._ops import check_args, has_kernel, op_for
 from ._tiers import BY_NAME, TIERS, Tier, tier_names
+from .precision import fp32_precision, get_fp32_precision, set_fp32_precision
 from .switch import enable
 
 if torch.distributed.is_available():
@@ -25,7 +26,8 @@ try:
     from ._build_info import VERSION as __version__
 except ImportError:  # a source tree that setup.py has not built
     __version__ = "0.1.0"
-__all__ = ["sgemm", "variants", "enable", "show_config", "nn", "Tier", "TIERS", "__version__"]
+__all__ = ["sgemm", "variants", "enable", "fp32_precision", "get_fp32_precision", "set_fp32_precision",
+           "show_config", "nn", "Tier", "TIERS", "__version__"]
 
 
 def show_config() -> None:

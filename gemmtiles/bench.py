@@ -241,17 +241,21 @@ class ModelRow:
 
 
 def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = None,
-                   precision: str = "highest") -> list[ModelRow]:
+                   precision: str = "highest", fp32_precision: str = "none") -> list[ModelRow]:
     """The model benchmark (model_pair, model_step) with stock and gemmtiles steps
     interleaved (interleaved), per scenario, both under torch's fp32 matmul `precision`
-    (torch.set_float32_matmul_precision; restored after). Needs a GPU and `transformers`."""
+    (torch.set_float32_matmul_precision; restored after), gemmtiles' steps under its own
+    `fp32_precision` setting (gemmtiles.fp32_precision). Needs a GPU and `transformers`."""
+    from .precision import fp32_precision as ours
+
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
     try:
         models = model_pair()
         rows = []
         for scenario in scenarios or list(MODEL_SCENARIOS):
-            steps = {impl: model_step(models[impl], scenario) for impl in ("torch", "gemmtiles")}
+            stock, step = model_step(models["torch"], scenario), ours(fp32_precision)(model_step(models["gemmtiles"], scenario))
+            steps = {"torch": stock, "gemmtiles": step}
             t = interleaved(steps, rounds, warmup, sync=torch.cuda.synchronize)
             ratios = sorted(a / b for a, b in zip(t["torch"], t["gemmtiles"]))
             q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
@@ -392,10 +396,13 @@ def cublas_matmul(a, b, tf32: bool):
 
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
-        budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest") -> list[Row]:
+        budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest",
+        fp32_precision: str = "none") -> list[Row]:
     """Every tier and reference on every shape. The tiers run under torch's fp32 matmul
-    `precision` (what `auto` may then use); cuBLAS's references are fp32 (TF32 off) and, where
-    a tier or the precision allows TF32, cuBLAS TF32."""
+    `precision` and gemmtiles' `fp32_precision` (what `auto` may then use); cuBLAS's references
+    are fp32 (TF32 off) and, where a tier or the precision allows TF32, cuBLAS TF32."""
+    from .precision import fp32_precision as ours
+
     torch.set_float32_matmul_precision("highest")
     torch.backends.cudnn.allow_tf32 = False
     refs = _reference_names(tiers, device, precision)
@@ -431,7 +438,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
             else:
                 def fn(a=a, b=b, name=name):
-                    with _fp32_matmul_precision(precision):
+                    with _fp32_matmul_precision(precision), ours(fp32_precision):
                         return sgemm(a, b, variant=name)
             out = fn()
             err = (out.double() - exact).norm().item() / exact_norm
@@ -693,6 +700,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--precision", choices=["highest", "high", "medium"], default="highest",
                    help="torch.set_float32_matmul_precision for gemmtiles' calls and, with --model, for both "
                         "models; cuBLAS TF32 is then timed beside cuBLAS fp32 (default: highest)")
+    p.add_argument("--fp32-precision", choices=["none", "ieee", "tf32", "tf32x3"], default="none",
+                   help="gemmtiles' own precision setting (gemmtiles.fp32_precision) for its calls; with "
+                        "--model, for the gemmtiles model's steps (default: none, follow torch)")
     p.add_argument("--model", action="store_true",
                    help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
                         "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
@@ -716,9 +726,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         except ImportError:
             p.error("--model: the model benchmark needs `transformers` (pip install transformers)")
         print(f"the model benchmark on {device_name}: stock torch against gemmtiles (default tier), "
-              f"{args.repeats} interleaved rounds, median ms a step, precision {args.precision!r}")
+              f"{args.repeats} interleaved rounds, median ms a step, torch's precision {args.precision!r}, "
+              f"gemmtiles' {args.fp32_precision!r}")
         print(f"{'scenario':<16} {'torch':>9} {'gemmtiles':>10} {'speed':>6} {'rounds 25-75%':>14}")
-        for r in measure_models(args.repeats, args.warmup, precision=args.precision):
+        for r in measure_models(args.repeats, args.warmup, precision=args.precision,
+                                fp32_precision=args.fp32_precision):
             print(f"{r.scenario:<16} {r.torch_ms:>9.2f} {r.gemmtiles_ms:>10.2f} {r.speed:>6.3f}"
                   f" {r.speed_q1:>6.3f}-{r.speed_q3:<6.3f}")
         return 0
@@ -744,7 +756,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ref_name = _reference_names(tiers, device)[0]
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2,
-               precision=args.precision)
+               precision=args.precision, fp32_precision=args.fp32_precision)
     if args.precision != "highest":
         print(f"(--precision {args.precision}: gemmtiles' calls under torch.set_float32_matmul_precision"
               f"({args.precision!r}))")

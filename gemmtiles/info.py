@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from . import precision
 from ._ops import REGISTERED
 from ._tiers import DEVICES, TIERS
 
@@ -48,6 +49,8 @@ def config() -> dict:
         "GPUs": gpus,
         "runs here": runs,
         "float32 matmul precision": torch.get_float32_matmul_precision(),
+        "gemmtiles fp32 precision": precision.get_fp32_precision(),
+        "auto's tensor cores": precision.auto_tensor_cores(),
         "precisions of the tiers": sorted({t.precision for t in TIERS}),
     }
 
@@ -63,8 +66,11 @@ def show_config() -> None:
     print(f"  GPUs: {'; '.join(c['GPUs']) if c['GPUs'] else 'none visible'}")
     for device, names in c["runs here"].items():
         print(f"  runs here on {device}: {', '.join(names) if names else 'nothing'}")
+    tensor_cores = c["auto's tensor cores"]
     print(f"  torch.get_float32_matmul_precision(): {c['float32 matmul precision']!r}; "
-          f"the tiers compute in {', '.join(c['precisions of the tiers'])} whatever it says")
+          f"gemmtiles.get_fp32_precision(): {c['gemmtiles fp32 precision']!r}")
+    print(f"  so auto may run on the tensor cores: {tensor_cores} (where faster; the named tiers compute in "
+          f"{', '.join(c['precisions of the tiers'])} whatever the settings)")
 
 
 if __name__ == "__main__":

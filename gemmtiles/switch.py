@@ -24,6 +24,7 @@ from torch.overrides import TorchFunctionMode
 
 from ._ops import linear_for, lookup
 from ._tiers import check_variant
+from .precision import fp32_precision
 
 __all__ = ["enable"]
 
@@ -43,13 +44,35 @@ class enable(TorchFunctionMode):
     """Context manager: fp32 matrix products of torch run on gemmtiles (module docstring).
 
     variant: the tier to use; None (default) picks the default tier of each call's device.
+    precision: gemmtiles' fp32 precision setting inside the block (gemmtiles.fp32_precision:
+    'none', 'ieee', 'tf32', 'tf32x3'), restored on exit; None (default) leaves it as it is.
+    ``enable(precision="tf32x3")`` runs a whole model at fp32-class accuracy on the tensor
+    cores wherever they are faster.
     """
 
-    def __init__(self, variant: Optional[str] = None) -> None:
+    def __init__(self, variant: Optional[str] = None, precision: Optional[str] = None) -> None:
         if variant is not None:
             check_variant("gemmtiles.enable", variant)
+        self._precision = None if precision is None else fp32_precision(precision)
         super().__init__()
         self.variant = variant
+
+    def __enter__(self):
+        if self._precision is not None:
+            self._precision.__enter__()
+        try:
+            return super().__enter__()
+        except BaseException:
+            if self._precision is not None:
+                self._precision.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            if self._precision is not None:
+                self._precision.__exit__(*exc)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick random model-high model-highest
+#   steps: tests quick random-PRECISION model-PRECISION (PRECISION: highest, high, medium)
 set -u
 cd "$(dirname "$0")/.."
 # Logs gather in $LOGS and come back as one archive (the tool returns few files).
@@ -29,10 +29,10 @@ for step in "$@"; do
     quick)
       python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} >"$LOGS/quick.log" 2>&1
       tail -15 "$LOGS/quick.log" ;;
-    random)
-      python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-1}" --tiers "${BENCH_TIERS:-auto}" \
-        --budget 0.05 --repeats 10 --out "$LOGS/random" >"$LOGS/random.txt" 2>&1
-      tail -${RANDOM_TAIL:-30} "$LOGS/random.txt" ;;
+    random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION
+      python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
+        --precision "${step#random-}" --budget 0.05 --repeats 10 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
+      grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
     model-*)
       python3 -m gemmtiles.bench --model --precision "${step#model-}" --repeats ${MODEL_ROUNDS:-10} 2>&1 \
         | tee "$LOGS/$step.txt"

@@ -169,10 +169,51 @@ def test_bench_model_mode_runs(monkeypatch, capsys):
     # The two decode scenarios and two rounds: this checks the mode runs, not its figures.
     real = bench.measure_models
     monkeypatch.setattr(bench, "measure_models",
-                        lambda rounds, warmup: real(rounds, warmup, ["decode-b1", "decode-b8"]))
-    assert bench.main(["--model", "--repeats", "2", "--warmup", "1"]) == 0
+                        lambda rounds, warmup, **kw: real(rounds, warmup, ["decode-b1", "decode-b8"], **kw))
+    assert bench.main(["--model", "--repeats", "2", "--warmup", "1", "--precision", "high",
+                       "--fp32-precision", "tf32x3"]) == 0
     out = capsys.readouterr().out
     assert "decode-b1" in out and "decode-b8" in out and "gemmtiles" in out
+    assert "torch's precision 'high', gemmtiles' 'tf32x3'" in out
+    assert torch.get_float32_matmul_precision() == "highest"  # restored
+
+
+def test_random_sample_is_the_distribution_asked_for():
+    shapes = bench.random_shapes(300, seed=5)
+    assert shapes == bench.random_shapes(300, seed=5) and shapes != bench.random_shapes(300, seed=6)
+    assert bench.shape_set("random:300:5", "cuda") == shapes
+    assert len(bench.shape_set("random", "cuda")) == bench.RANDOM_DEFAULT_N
+    assert all(1 <= s.m <= 8192 and 128 <= s.n <= 16384 and 128 <= s.k <= 16384 for s in shapes)
+    assert all(s.macs <= bench.RANDOM_MAX_MACS for s in shapes)
+    assert {s.layout for s in shapes} == set(bench.LAYOUTS)
+    batched = [s for s in shapes if s.bmm]
+    assert batched and all(2 <= s.batch <= 64 for s in batched)
+    assert all(s.batch == 1 for s in shapes if not s.bmm)
+    # Log-uniform: about as many rows in [1, 90] as in [91, 8192].
+    assert 0.35 < sum(s.m <= 90 for s in shapes) / len(shapes) < 0.65
+    for bad in ("random:0", "random:x", "random:5:y", "random:1:2:3"):
+        with pytest.raises(ValueError, match="random"):
+            bench.shape_set(bad, "cuda")
+    with pytest.raises(ValueError, match="sized for a GPU"):
+        bench.shape_set("random", "cpu")
+
+
+def test_summary_reports_the_ratio_distribution():
+    shapes = bench.random_shapes(40, seed=1)
+    rows = []
+    for i, s in enumerate(shapes):
+        for tier, ratio in (("cublas", 1.0), ("auto", 0.5 + (i % 5) / 4)):
+            rows.append(bench.Row(s.label, s.group, tier, 1.0, 1.0, None, ratio, None, None, 3, 1e-7, 1.0,
+                                  s.macs, s.m, s.layout, s.bmm))
+    stats = bench.summary([r for r in rows if r.tier != "cublas"], "cublas")["auto"]
+    ratios = [0.5 + (i % 5) / 4 for i in range(40)]
+    assert stats["all"]["n"] == 40 and stats["all"]["min"] == 0.5
+    assert abs(stats["all"]["median"] - sorted(ratios)[19] / 2 - sorted(ratios)[20] / 2) < 1e-12
+    assert stats["all"]["p5"] <= stats["all"]["p10"] <= stats["all"]["median"] <= stats["all"]["geomean"] * 2
+    assert sum(stats[k]["n"] for k in ("NN", "NT", "TN", "bmm")) == 40
+    assert sum(stats[k]["n"] for k in ("M 1-16", "M 17-256", "M 257+")) == 40
+    text = bench.summary_table({"auto": stats}, "cublas")
+    assert "geomean" in text and "M 17-256" in text
 
 
 def test_bench_times_the_tf32_reference_beside_tf32_tiers():

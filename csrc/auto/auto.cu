@@ -4,12 +4,12 @@
 // 2048 rows and the pipelined tile past them where it takes the operands (auto/launch.cuh),
 // warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
 // waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles leave a last wave far
-// from full, where the build has it (cutlass_simt.h) — or, where
-// torch.set_float32_matmul_precision allows it, the tensor-core tiers on Hopper.
+// from full, where the build has it (cutlass_simt.h) — or, where the precision settings allow
+// them (core/precision.h) and the model says they are faster (tensor_cores_pay in plan.h), the
+// tensor-core tiers on Hopper.
 #include <cstdint>
 
 #include <ATen/ATen.h>
-#include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 
 #include "table.h"
@@ -22,25 +22,15 @@
 namespace gemmtiles {
 namespace {
 
-// The precision PyTorch allows for fp32 matmuls (torch.set_float32_matmul_precision):
-// "highest", its default, keeps auto on the exact fp32 kernels; "high" lets large problems
-// run on tf32x3 (fp32-class error on the tensor cores), "medium" on tf32. Up to 32 rows the
-// exact kernels stay, bandwidth-bound either way.
-bool launch_tensor_core(const GemmProblem& p) {
+// The tensor-core math auto may run here: what the precision settings allow
+// (core/precision.h), where this build has the sm_90a kernels and the GPU runs them.
+TensorCoreMath tensor_cores_here(c10::DeviceIndex device) {
 #if GEMMTILES_SM90A
-  const at::Float32MatmulPrecision precision = at::globalContext().float32MatmulPrecision();
-  if (precision == at::Float32MatmulPrecision::HIGHEST) return false;
-  if (p.M <= 32 || p.M * p.N * p.K * p.batch < (int64_t(1) << 27)) return false;
-  if (compute_capability(c10::cuda::current_device()) != 90) return false;
-  if (precision == at::Float32MatmulPrecision::MEDIUM) {
-    launch_tf32_sm90a(p);
-  } else {
-    launch_tf32x3_sm90a(p);
-  }
-  return true;
+  const TensorCoreMath math = auto_tensor_core_math();
+  return math != TensorCoreMath::kNone && compute_capability(device) == 90 ? math : TensorCoreMath::kNone;
 #else
-  (void)p;
-  return false;
+  (void)device;
+  return TensorCoreMath::kNone;
 #endif
 }
 
@@ -127,6 +117,23 @@ bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* tabl
   return true;
 }
 
+// A column-major A that the plan leaves on warptile with K whole (copy_a_kmajor_first in
+// plan.h), copied K-major with its rows padded to 16 bytes, and the product planned again.
+bool launch_a_kmajor(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
+  if (!copy_a_kmajor_first(plan, p.batch, a_kmajor(p)) || !transpose_fits(p.K, p.M)) return false;
+  const int64_t ld = (p.K + 3) / 4 * 4;
+  const at::Tensor t = at::empty({p.M, ld}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+  // A column-major is the K x M row-major matrix at p.a (pitch a_cs); its transpose is A K-major.
+  launch_transpose(p.a, p.K, p.M, p.a_cs, t.data_ptr<float>(), ld, c10::cuda::getCurrentCUDAStream());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GemmProblem q = p;
+  q.a = t.data_ptr<float>();
+  q.a_rs = ld;
+  q.a_cs = 1;
+  launch_auto(q);
+  return true;
+}
+
 // The last few columns of a large output cost a whole extra wave of tiles: 4097 columns make
 // 17 tiles of 256 across, 544 tiles for 4095 rows against 512 at 4096 (5 waves of 132 SMs
 // instead of 4). For N a few columns past a multiple of 128, the product runs on the first
@@ -177,16 +184,17 @@ void launch_auto(const GemmProblem& p) {
     q.a_bs = q.out_bs = q.c_bs = 0;
     return launch_auto(q);
   }
-  // The tensor cores where the precision allows them (never up to 32 rows, so never in place
-  // of a skinny plan): before any plan of the exact kernels is made.
-  if (launch_tensor_core(p)) return;
   const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
   const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass_simt_runs(p, device));
+                                  table.get(), a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device));
 #if GEMMTILES_SM90A
+  if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
+    (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);
+    return;
+  }
   if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
     (plan.kernel == AutoKernel::kCutlass ? launch_cutlass_simt : launch_cutlass_streamk)(
         p, c10::cuda::getCurrentCUDAStream());
@@ -195,8 +203,8 @@ void launch_auto(const GemmProblem& p) {
   }
 #endif
   if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
-    if (launch_a_transposed(p, b_vec, table.get(), device) || launch_realigned(p, table.get(), device) ||
-        launch_peeled(p, device))
+    if (launch_a_transposed(p, b_vec, table.get(), device) || launch_a_kmajor(p, plan, device) ||
+        launch_realigned(p, table.get(), device) || launch_peeled(p, device))
       return;
   }
   if (plan.kernel == AutoKernel::kWarptile) return launch_warptile(p);

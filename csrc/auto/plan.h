@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "../core/precision.h"
+
 namespace gemmtiles {
 
-enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK };
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK, kTf32, kTf32x3 };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
@@ -19,6 +21,8 @@ inline const char* auto_kernel_name(AutoKernel k) {
     case AutoKernel::kSplitTile: return "split_tile";
     case AutoKernel::kCutlass: return "cutlass";
     case AutoKernel::kCutlassStreamK: return "cutlass_streamk";
+    case AutoKernel::kTf32: return "tf32";
+    case AutoKernel::kTf32x3: return "tf32x3";
     default: return "warptile";
   }
 }
@@ -253,6 +257,62 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
   return best;
 }
 
+// Whether the tensor-core tiers (csrc/tensor_core/) beat the exact fp32 kernels on a problem,
+// where the precision settings allow them (core/precision.h). A model of both times:
+//   tensor cores: a launch, the k steps of the waves of 128 x 256 output tiles (tf32x3 runs
+//     three K: its operands are split into hi and lo parts), and the bytes of the passes
+//     around the kernel: an operand is packed (read once, written K-major) unless the kernel
+//     reads it in place (K-major, 16-byte aligned, K and a K-major B's N multiples of 4;
+//     tf32x3 splits both always, writing two parts), and an output whose rows are not 16-byte
+//     aligned is written to a scratch and copied;
+//   exact kernels: a launch and the flops at an effective rate.
+// The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
+// near the line stays exact, so a permitted setting never runs slower than "highest" does.
+// Parameters fitted on the H100 (scripts/fit_tensor_core_model.py, on the random sample's
+// training seed; docs/auto.md has the fit and the check on another seed).
+struct TensorCoreModel {
+  double launch_us;       // tensor-core tier: fixed cost of its launches
+  double tf32x3_launch_us;
+  double wave_k_us;       // one k step of one wave of 128 x 256 tiles
+  double bytes_per_us;    // the pack and copy passes' bandwidth
+  double exact_launch_us; // exact kernels: fixed cost
+  double exact_flops_per_us;
+};
+inline constexpr TensorCoreModel kTensorCoreModel{12.3, 14.2, 0.02136, 2.5e6, 13.3, 3.25e7};
+inline constexpr double kTensorCoreMargin = 1.25;
+inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
+
+// a_inplace, b_inplace: the operand as it lies suits the tf32 kernel (K-major, 16-byte aligned
+// lines, K a multiple of 4, and for B N too); out_aligned: the output's rows are 16-byte
+// aligned; b_batched: B differs per batch entry.
+inline double tensor_core_time_us(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
+                                  bool a_inplace, bool b_inplace, bool out_aligned, bool b_batched, int64_t sms,
+                                  const TensorCoreModel& m = kTensorCoreModel) {
+  const int64_t tiles = batch * ceil_div64(M, kTensorCoreTileM) * ceil_div64(N, kTensorCoreTileN);
+  const double waves = double(ceil_div64(tiles, std::max<int64_t>(1, sms)));
+  const bool x3 = math == TensorCoreMath::kTf32x3;
+  const double b_batch = b_batched ? double(batch) : 1.0;
+  const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
+  double bytes = 0;
+  if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
+  if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * b_batch;
+  if (!out_aligned) bytes += 8.0 * double(M) * double(N) * double(batch);
+  return (x3 ? m.tf32x3_launch_us : m.launch_us) + waves * double(x3 ? 3 * K : K) * m.wave_k_us +
+         bytes / m.bytes_per_us;
+}
+
+inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
+                            const TensorCoreModel& m = kTensorCoreModel) {
+  return m.exact_launch_us + 2.0 * double(M) * double(N) * double(K) * double(batch) / m.exact_flops_per_us;
+}
+
+inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_inplace,
+                             bool b_inplace, bool out_aligned, bool b_batched, int64_t sms) {
+  if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
+  return kTensorCoreMargin * tensor_core_time_us(M, N, K, batch, math, a_inplace, b_inplace, out_aligned, b_batched,
+                                                 sms) < exact_time_us(M, N, K, batch);
+}
+
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
 // layout, the kernel measured fastest. Text, one entry per line, '#' starts a comment:
 //   <NN|NT> <m> <n> <k> <skinny|split_tile|pipelined|warptile|transposed|cutlass> <tile rows> <splits>
@@ -343,10 +403,17 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 // a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
 // cutlass_simt_takes in csrc/auto/cutlass_simt.h).
+// tensor_cores: the tensor-core math the settings allow and the GPU runs (kNone: exact
+// kernels alone); where the model says they pay (tensor_cores_pay), the plan is that tier.
+// The output is auto's own (rows of N floats); a batch is taken to have a B per entry.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
-                          const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false) {
+                          const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false,
+                          TensorCoreMath tensor_cores = TensorCoreMath::kNone) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
+  if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor && a_vec && K % 4 == 0,
+                       b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0, N % 4 == 0, batch > 1, sms))
+    return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
   // (at most 65535); warptile's own launch takes more rows in several.
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
@@ -401,6 +468,15 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     return split_tile_plan(best->bm, best->bn, K, splits);
   }
   return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
+}
+
+// A column-major A (a weight gradient's grad^T) that no split-K tile takes (the pipelined tile
+// needs at least 128 rows, a multiple of 4, and 16-byte aligned columns) leaves the plan on
+// warptile with K whole: on few output tiles most SMs idle. Where that is the plan, auto copies
+// A K-major first (one read and one write of A, M x K, which is small where few tiles are) and
+// plans that product, which the split-K tiles take (csrc/auto/auto.cu: launch_a_kmajor).
+inline bool copy_a_kmajor_first(const AutoPlan& plan, int64_t batch, bool a_kmajor) {
+  return plan.kernel == AutoKernel::kWarptile && batch == 1 && !a_kmajor;
 }
 
 // K cut into about `splits` slices of a multiple of `multiple` (fewer when K is short): the

@@ -20,6 +20,7 @@
 
 #include "../auto/plan.h"
 #include "../auto/table.h"
+#include "precision.h"
 #include "register.h"
 
 namespace gemmtiles {
@@ -99,27 +100,63 @@ bool parse_table(const char* text, const std::string& where,
 }
 
 // gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
-//                        cutlass=False) -> (kernel, mt, nw, w, splits, k_slice):
+//                        cutlass=False, tensor_cores="none") -> (kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
 // whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
-// (cutlass) or not.
-PyObject* py_auto_plan(PyObject*, PyObject* args) {
+// (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
+// "tf32x3"). Every argument may be given by keyword.
+PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"M", "N", "K", "batch", "b_kmajor", "b_vec", "sms", "a_kmajor", "table",
+                                "a_vec", "cutlass", "tensor_cores", nullptr};
   long long M, N, K, batch, sms;
   int b_kmajor, b_vec, a_kmajor = 1, a_vec = 1, cutlass = 0;
   const char* text = nullptr;
-  if (!PyArg_ParseTuple(args, "LLLLppL|pzpp", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &a_kmajor, &text,
-                        &a_vec, &cutlass))
+  const char* tensor_cores = "none";
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLLLppL|pzpps", const_cast<char**>(names), &M, &N, &K, &batch,
+                                   &b_kmajor, &b_vec, &sms, &a_kmajor, &text, &a_vec, &cutlass, &tensor_cores))
     return nullptr;
   if (sms < 1) {
     PyErr_SetString(PyExc_ValueError, "auto_plan: sms must be >= 1");
     return nullptr;
   }
+  gemmtiles::TensorCoreMath math;
+  try {
+    math = gemmtiles::parse_tensor_core_math(tensor_cores);
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, (std::string("auto_plan: tensor_cores: ") + e.what()).c_str());
+    return nullptr;
+  }
   std::shared_ptr<const gemmtiles::AutoTable> table;
   if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
-                                                        a_kmajor != 0, table.get(), a_vec != 0, cutlass != 0);
+                                                        a_kmajor != 0, table.get(), a_vec != 0, cutlass != 0, math);
   return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
                        static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
+}
+
+// gemmtiles._C.set_fp32_precision(name) and fp32_precision() -> name: gemmtiles' own precision
+// setting (core/precision.h); auto_tensor_core_math() -> "none", "tf32" or "tf32x3": what it
+// and torch's setting allow auto now.
+PyObject* py_set_fp32_precision(PyObject*, PyObject* args) {
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
+  try {
+    gemmtiles::set_fp32_precision(gemmtiles::parse_fp32_precision(name));
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, (std::string("gemmtiles.set_fp32_precision: ") + e.what()).c_str());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* py_fp32_precision(PyObject*, PyObject*) {
+  return PyUnicode_FromString(gemmtiles::fp32_precision_name(gemmtiles::fp32_precision()));
+}
+
+PyObject* py_auto_tensor_core_math(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  return PyUnicode_FromString(gemmtiles::tensor_core_math_name(gemmtiles::auto_tensor_core_math()));
+  END_HANDLE_TH_ERRORS
 }
 
 // gemmtiles._C.async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) -> whether the pipelined
@@ -324,8 +361,15 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
 PyMethodDef methods[] = {
-    {"auto_plan", py_auto_plan, METH_VARARGS,
-     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+    {"auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_auto_plan)),
+     METH_VARARGS | METH_KEYWORDS,
+     "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False, "
+     "tensor_cores='none'): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+    {"set_fp32_precision", py_set_fp32_precision, METH_VARARGS,
+     "set_fp32_precision(name): gemmtiles' fp32 precision setting: 'none', 'ieee', 'tf32' or 'tf32x3'."},
+    {"fp32_precision", py_fp32_precision, METH_NOARGS, "fp32_precision(): gemmtiles' fp32 precision setting."},
+    {"auto_tensor_core_math", py_auto_tensor_core_math, METH_NOARGS,
+     "auto_tensor_core_math(): the tensor-core math the settings allow auto now: 'none', 'tf32' or 'tf32x3'."},
     {"transpose_a_first", py_transpose_a_first, METH_VARARGS,
      "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None): whether auto copies a row-major A M-major first."},
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
