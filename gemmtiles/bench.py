@@ -246,7 +246,7 @@ def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = No
     interleaved (interleaved), per scenario, both under torch's fp32 matmul `precision`
     (torch.set_float32_matmul_precision; restored after), gemmtiles' steps under its own
     `fp32_precision` setting (gemmtiles.fp32_precision). Needs a GPU and `transformers`."""
-    from .precision import fp32_precision as ours
+    from .precision import fp32_precision as gemmtiles_precision
 
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
@@ -254,8 +254,8 @@ def measure_models(rounds: int, warmup: int, scenarios: Optional[list[str]] = No
         models = model_pair()
         rows = []
         for scenario in scenarios or list(MODEL_SCENARIOS):
-            stock, step = model_step(models["torch"], scenario), ours(fp32_precision)(model_step(models["gemmtiles"], scenario))
-            steps = {"torch": stock, "gemmtiles": step}
+            steps = {"torch": model_step(models["torch"], scenario),
+                     "gemmtiles": gemmtiles_precision(fp32_precision)(model_step(models["gemmtiles"], scenario))}
             t = interleaved(steps, rounds, warmup, sync=torch.cuda.synchronize)
             ratios = sorted(a / b for a, b in zip(t["torch"], t["gemmtiles"]))
             q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3

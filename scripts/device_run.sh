@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick random-PRECISION model-PRECISION (PRECISION: highest, high, medium)
+#   steps: tests quick sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
 cd "$(dirname "$0")/.."
 # Logs gather in $LOGS and come back as one archive (the tool returns few files).
@@ -29,13 +30,18 @@ for step in "$@"; do
     quick)
       python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} >"$LOGS/quick.log" 2>&1
       tail -15 "$LOGS/quick.log" ;;
+    sets-*)  # sets-PRECISION: the transformer and model sets, auto against cuBLAS
+      python3 -m gemmtiles.bench --shapes transformer,model --tiers auto --precision "${step#sets-}" \
+        --budget 0.1 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
+      grep -E "^[0-9].* auto " "$LOGS/$step.txt" | awk '{print $1, $2, $(NF-3), $(NF-2)}' | column -t ;;
     random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
       grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
-    model-*)
-      python3 -m gemmtiles.bench --model --precision "${step#model-}" --repeats ${MODEL_ROUNDS:-10} 2>&1 \
-        | tee "$LOGS/$step.txt"
+    model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
+      IFS=- read -r _ torch_level ours <<<"$step"
+      python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \
+        --repeats ${MODEL_ROUNDS:-10} 2>&1 | tee "$LOGS/$step.txt"
       ;;
   esac
 done

@@ -319,8 +319,9 @@ def test_streamk_path_is_right(streamk_table, m, n, k):
         assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a, b))
         assert _ran_streamk(lambda: torch.ops.gemmtiles.auto(a2, b2, None, -1.5, 0.0))
     if m > 1 and k > 1:
-        # Other layouts have no stream-K entry: the heuristic runs them.
-        assert not _ran_streamk(lambda: torch.ops.gemmtiles.auto(operand(m, k, "cuda", "col"), b))
+        # Other layouts have no stream-K entry: the heuristic runs them. (Not a column-major A:
+        # where the plan leaves one on warptile, auto copies it K-major first.)
+        assert not _ran_streamk(lambda: torch.ops.gemmtiles.auto(a, operand(k, n, "cuda", "row")))
 
 
 @needs_cuda
