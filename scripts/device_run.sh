@@ -24,7 +24,7 @@ for step in "$@"; do
   echo "=== $step ($(date +%T))"
   case $step in
     tests)
-      python3 -m pytest tests -q -x -p no:cacheprovider -n 8 --hypothesis-profile=gpu ${PYTEST_ARGS:-} \
+      python3 -m pytest tests -q ${PYTEST_X--x} -p no:cacheprovider -n 8 --hypothesis-profile=gpu ${PYTEST_ARGS:-} \
         >"$LOGS/tests.log" 2>&1
       tail -15 "$LOGS/tests.log" ;;
     quick)
@@ -33,7 +33,7 @@ for step in "$@"; do
     sets-*)  # sets-PRECISION: the transformer and model sets, auto against cuBLAS
       python3 -m gemmtiles.bench --shapes transformer,model --tiers auto --precision "${step#sets-}" \
         --budget 0.1 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
-      grep -E "^[0-9].* auto " "$LOGS/$step.txt" | awk '{print $1, $2, $(NF-3), $(NF-2)}' | column -t ;;
+      grep -E "^[0-9].* auto " "$LOGS/$step.txt" | awk '{print $1, $2, $(NF-3), $(NF-2)}' ;;
     random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
