@@ -21,7 +21,7 @@ VARIANT = "warptile" if CUDA else "reorder"
 def test_linear_fwd_bwd(benchmark, impl, tokens, fin, fout):
     lin = nn.Linear(fin, fout, device=DEVICE)
     if impl == "gemmtiles":
-        lin = replace_linear(copy.deepcopy(lin), variant=VARIANT)
+        lin = replace_linear(copy.deepcopy(lin), tier=VARIANT)
     x = torch.randn(tokens, fin, device=DEVICE, requires_grad=True)
     g = torch.randn(tokens, fout, device=DEVICE)
 

@@ -2,7 +2,7 @@
 
     >>> import torch, gemmtiles
     >>> a, b = torch.randn(128, 64), torch.randn(64, 32)
-    >>> out = gemmtiles.sgemm(a, b, variant="reorder")   # CPU; on CUDA e.g. "warptile"
+    >>> out = gemmtiles.sgemm(a, b, tier="reorder")   # CPU; on CUDA e.g. "warptile"
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 
 from . import _ops, nn
 from ._ops import check_args, has_kernel, op_for
-from ._tiers import BY_NAME, TIERS, Tier, tier_names
+from ._tiers import BY_NAME, TIERS, Tier, tier_argument, tier_names
 from .precision import fp32_precision, get_fp32_precision, set_fp32_precision
 from .switch import enable
 
@@ -26,7 +26,7 @@ try:
     from ._build_info import VERSION as __version__
 except ImportError:  # a source tree that setup.py has not built
     __version__ = "0.1.0"
-__all__ = ["sgemm", "variants", "enable", "fp32_precision", "get_fp32_precision", "set_fp32_precision",
+__all__ = ["sgemm", "tiers", "variants", "enable", "fp32_precision", "get_fp32_precision", "set_fp32_precision",
            "show_config", "nn", "Tier", "TIERS", "__version__"]
 
 
@@ -41,7 +41,7 @@ def _runs_on_gpu(tier: Tier, device: torch.device) -> bool:
     return device.type != "cuda" or _ops.unavailable_on_gpu(tier, device) is None
 
 
-def variants(device: Optional[torch.device | str] = None) -> list[str]:
+def tiers(device: Optional[torch.device | str] = None) -> list[str]:
     """The tiers this build can run, in ladder order; with `device`, those that run there
     (built for its device type, and for a GPU, built for its compute capability)."""
     if device is None:
@@ -51,31 +51,39 @@ def variants(device: Optional[torch.device | str] = None) -> list[str]:
             if has_kernel(n, device.type) and _runs_on_gpu(BY_NAME[n], device)]
 
 
+def variants(device: Optional[torch.device | str] = None) -> list[str]:
+    """``tiers(device)``, by the API's earlier word for a tier."""
+    return tiers(device)
+
+
 def sgemm(
     a: torch.Tensor,
     b: torch.Tensor,
     *,
-    variant: Optional[str] = None,
+    tier: Optional[str] = None,
     c: Optional[torch.Tensor] = None,
     alpha: float = 1.0,
     beta: float = 0.0,
+    variant: Optional[str] = None,
 ) -> torch.Tensor:
     """``alpha * a @ b + beta * c`` in float32, computed by one tier of the ladder.
 
     a: (M, K) or (B, M, K); b: (K, N) or (B, K, N), batches broadcast as in torch.matmul.
     c: optional, broadcastable to the output (a bias row of shape (N,) works); with
     beta == 0 it is not read, so NaN in c does not reach the output. K == 0 gives beta * c.
-    variant: a tier name from ``variants()``; default: the device's default tier (``auto`` on
-    CUDA, ``blocked`` on the CPU).
+    tier: a tier name from ``tiers()``; default: the device's default tier (``auto`` on
+    CUDA, ``blocked`` on the CPU). ``variant=`` is its deprecated earlier name.
     Operands are read through their strides: transposed and sliced views need no copy.
     """
     # The op checks its arguments in C++ (ValueError / TypeError / RuntimeError naming the
     # argument); Python adds only what the dispatcher would report as a RuntimeError.
     where = "gemmtiles.sgemm"
+    if variant is not None:
+        tier = tier_argument(where, tier, variant)
     if not isinstance(a, torch.Tensor):
         check_args(where, a, b, c, alpha, beta)
     try:
-        tier_op = op_for(where, variant, a)
+        tier_op = op_for(where, tier, a)
     except (ValueError, RuntimeError):
         check_args(where, a, b, c, alpha, beta)  # mixed devices, dtypes: the first error
         raise

@@ -171,32 +171,32 @@ for _name in sorted(_DEFINED):
     _register(_name)
 
 
-def resolve(where: str, variant, device: torch.device):
-    """The op overload of `variant` (None: the default tier) for tensors on `device`, or the
+def resolve(where: str, tier, device: torch.device):
+    """The op overload of `tier` (None: the default tier) for tensors on `device`, or the
     clear error why there is none."""
-    name = default_tier(device.type) if variant is None else variant
+    name = default_tier(device.type) if tier is None else tier
     found = _OPS.get((name, device.type))
     if found is not None:
         return found
     if not isinstance(name, str) or name not in BY_NAME:
-        raise ValueError(f"{where}: unknown variant {name!r}; known variants: {', '.join(BY_NAME)}")
+        raise ValueError(f"{where}: unknown tier {name!r}; known tiers: {', '.join(BY_NAME)}")
     raise device_error(where, name, device)
 
 
 _is_compiling = torch.compiler.is_compiling
 
 
-def _key(variant, t: torch.Tensor) -> tuple[str, str]:
-    """(tier, device type) of `variant` (None: the default tier) for tensors like t
+def _key(tier, t: torch.Tensor) -> tuple[str, str]:
+    """(tier, device type) of `tier` (None: the default tier) for tensors like t
     (is_cuda / is_cpu are cheaper than t.device)."""
     device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    return variant or DEFAULT_TIER.get(device_type, "naive"), device_type
+    return tier or DEFAULT_TIER.get(device_type, "naive"), device_type
 
 
-def lookup(variant, t: torch.Tensor):
-    """The op overload of `variant` (None: the default tier) for tensors like t, or None:
+def lookup(tier, t: torch.Tensor):
+    """The op overload of `tier` (None: the default tier) for tensors like t, or None:
     one dict lookup, for the per-call paths."""
-    key = _key(variant, t)
+    key = _key(tier, t)
     if not _is_compiling():
         found = _EAGER.get(key)
         if found is not None:
@@ -204,13 +204,13 @@ def lookup(variant, t: torch.Tensor):
     return _OPS.get(key)
 
 
-def linear_for(variant, t: torch.Tensor):
-    """nn.Linear's eager forward on `variant` for inputs like t (fn(x, weight, bias)), or None
+def linear_for(tier, t: torch.Tensor):
+    """nn.Linear's eager forward on `tier` for inputs like t (fn(x, weight, bias)), or None
     (under torch.compile, or no such op: then op_for() gives the op or the error)."""
-    return None if _is_compiling() else _EAGER_LINEAR.get(_key(variant, t))
+    return None if _is_compiling() else _EAGER_LINEAR.get(_key(tier, t))
 
 
-def op_for(where: str, variant, t: torch.Tensor):
+def op_for(where: str, tier, t: torch.Tensor):
     """lookup(), or resolve()'s error why there is no op."""
-    found = lookup(variant, t)
-    return found if found is not None else resolve(where, variant, t.device)
+    found = lookup(tier, t)
+    return found if found is not None else resolve(where, tier, t.device)

@@ -5,11 +5,13 @@ and the docs' tier tables all read it. A new tier is its kernel file(s), one reg
 line beside its launcher in C++ (``GEMMTILES_TIER`` / ``GEMMTILES_CUDA_TIER``), and a row
 here; ``tests/test_ops.py`` checks the rows against what the C++ registration reports.
 
-The public API calls a tier a *variant* (``sgemm(..., variant=)``), as in "a variant of
-SGEMM"; this table and the C++ sources call it a tier, as in "a tier of the ladder".
+The API, this table and the C++ sources call one rung a *tier* (``sgemm(..., tier=)``);
+``variant=``, its earlier name, is still taken and warns (``tier_argument``).
 """
 
 from __future__ import annotations
+
+import warnings
 
 from dataclasses import dataclass
 
@@ -125,10 +127,22 @@ def default_tier(device_type: str) -> str:
     return DEFAULT_TIER.get(device_type, "naive")
 
 
-def check_variant(where: str, variant) -> None:
-    """ValueError naming the known variants unless `variant` is one."""
-    if not isinstance(variant, str) or variant not in BY_NAME:
-        raise ValueError(f"{where}: unknown variant {variant!r}; known variants: {', '.join(BY_NAME)}")
+def check_tier(where: str, tier) -> None:
+    """ValueError naming the known tiers unless `tier` is one."""
+    if not isinstance(tier, str) or tier not in BY_NAME:
+        raise ValueError(f"{where}: unknown tier {tier!r}; known tiers: {', '.join(BY_NAME)}")
+
+
+def tier_argument(where: str, tier, variant):
+    """The tier a call names: `tier`, or `variant`, its deprecated name (FutureWarning, as
+    PyTorch deprecates an argument); both at once is a TypeError."""
+    if variant is None:
+        return tier
+    if tier is not None:
+        raise TypeError(f"{where}: got both tier= and variant= (its old name); pass tier= alone")
+    warnings.warn(f"{where}: variant= is deprecated and will be removed; use tier= (the same values)",
+                  FutureWarning, stacklevel=3)
+    return variant
 
 
 def tier_names(device_type: str | None = None) -> list[str]:

@@ -20,7 +20,8 @@ from typing import Callable, Optional
 
 import torch
 
-from . import sgemm, variants
+from . import sgemm
+from . import tiers as available_tiers
 from ._tiers import BY_NAME
 
 SQUARES = [256, 512, 1024, 2048, 4096, 8192]
@@ -439,7 +440,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             else:
                 def fn(a=a, b=b, name=name):
                     with _fp32_matmul_precision(precision), ours(fp32_precision):
-                        return sgemm(a, b, variant=name)
+                        return sgemm(a, b, tier=name)
             out = fn()
             err = (out.double() - exact).norm().item() / exact_norm
             del out
@@ -710,7 +711,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: no CUDA GPU is visible here (torch.cuda.is_available() is False)")
-    if args.device == "cuda" and not variants("cuda"):
+    if args.device == "cuda" and not available_tiers("cuda"):
         p.error("--device cuda: this build of gemmtiles has no CUDA kernels (python -m gemmtiles.info)")
     if args.warmup < 0 or args.repeats < 1 or args.budget <= 0:
         p.error("--warmup must be >= 0, --repeats >= 1 and --budget > 0")
@@ -729,10 +730,20 @@ def main(argv: Optional[list[str]] = None) -> int:
               f"{args.repeats} interleaved rounds, median ms a step, torch's precision {args.precision!r}, "
               f"gemmtiles' {args.fp32_precision!r}")
         print(f"{'scenario':<16} {'torch':>9} {'gemmtiles':>10} {'speed':>6} {'rounds 25-75%':>14}")
-        for r in measure_models(args.repeats, args.warmup, precision=args.precision,
-                                fp32_precision=args.fp32_precision):
+        rows = measure_models(args.repeats, args.warmup, precision=args.precision,
+                              fp32_precision=args.fp32_precision)
+        for r in rows:
             print(f"{r.scenario:<16} {r.torch_ms:>9.2f} {r.gemmtiles_ms:>10.2f} {r.speed:>6.3f}"
                   f" {r.speed_q1:>6.3f}-{r.speed_q3:<6.3f}")
+        try:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, "model.json"), "w") as f:
+                json.dump({"device": device_name, "torch": torch.__version__, "precision": args.precision,
+                           "fp32_precision": args.fp32_precision, "rounds": args.repeats,
+                           "rows": [asdict(r) for r in rows]}, f, indent=1)
+        except OSError as e:
+            p.error(f"--out: cannot write {args.out!r}: {e.strerror}")
+        print(f"wrote {args.out}/model.json")
         return 0
     if args.overhead:
         print(f"gemmtiles per-call overhead on {device_name} (us per call, best of 5 x 2000 calls)")
@@ -740,7 +751,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         for name, ours, theirs in measure_overhead(device):
             print(f"{name:<34} {ours:>10.2f} {theirs:>8.2f} {ours / theirs:>6.2f}")
         return 0
-    available = variants(device)
+    available = available_tiers(device)
     tiers = available if args.tiers == "all" else args.tiers.split(",")
     for t in tiers:
         if t not in BY_NAME or t not in available:
@@ -781,7 +792,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for ref, st in stats.items():
             print("\n" + summary_table(st, ref))
         with open(os.path.join(args.out, "random.json"), "w") as f:
-            json.dump(stats, f, indent=1)
+            json.dump({"device": device_name, "torch": torch.__version__, "shapes": args.shapes,
+                       "precision": args.precision, "fp32_precision": args.fp32_precision, "stats": stats}, f, indent=1)
         wrote.append(f"{args.out}/random.json")
         if plot_ratios([r for r in rows if r.group.startswith("random:")], os.path.join(args.out, "random.png"),
                        device_name, ref_name):

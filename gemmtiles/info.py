@@ -39,7 +39,7 @@ def config() -> dict:
     for device in DEVICES:
         if device == "cuda" and not gpus:
             continue
-        runs[device] = gemmtiles.variants(device)
+        runs[device] = gemmtiles.tiers(device)
     built_for = {d: [n for n, dev, _, _ in REGISTERED if dev == d] for d in DEVICES}
     return {
         "gemmtiles": gemmtiles.__version__,

@@ -4,7 +4,7 @@ gemmtiles, without changing its code.
 Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tensor.matmul``,
 ``torch.mm``, ``torch.bmm``, ``torch.addmm``, ``torch.baddbmm`` and ``F.linear`` (so also
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
-the variant named — with gemmtiles' autograd. Everything else runs on torch untouched: other
+the tier named — with gemmtiles' autograd. Everything else runs on torch untouched: other
 dtypes, ``out=`` arguments, 1-D operands, ranks a gemmtiles op does not take, devices the
 tier has no kernel for.
 
@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from ._ops import linear_for, lookup
-from ._tiers import check_variant
+from ._tiers import check_tier, tier_argument
 from .precision import fp32_precision
 
 __all__ = ["enable"]
@@ -43,19 +43,22 @@ def _fp32(*ts) -> bool:
 class enable(TorchFunctionMode):
     """Context manager: fp32 matrix products of torch run on gemmtiles (module docstring).
 
-    variant: the tier to use; None (default) picks the default tier of each call's device.
+    tier: the tier to use; None (default) picks the default tier of each call's device
+    (``variant=``: its deprecated earlier name).
     precision: gemmtiles' fp32 precision setting inside the block (gemmtiles.fp32_precision:
     'none', 'ieee', 'tf32', 'tf32x3'), restored on exit; None (default) leaves it as it is.
     ``enable(precision="tf32x3")`` runs a whole model at fp32-class accuracy on the tensor
     cores wherever they are faster.
     """
 
-    def __init__(self, variant: Optional[str] = None, precision: Optional[str] = None) -> None:
-        if variant is not None:
-            check_variant("gemmtiles.enable", variant)
+    def __init__(self, tier: Optional[str] = None, precision: Optional[str] = None, *,
+                 variant: Optional[str] = None) -> None:
+        tier = tier_argument("gemmtiles.enable", tier, variant)
+        if tier is not None:
+            check_tier("gemmtiles.enable", tier)
         self._precision = None if precision is None else fp32_precision(precision)
         super().__init__()
-        self.variant = variant
+        self.tier = tier
 
     def __enter__(self):
         if self._precision is not None:
@@ -115,7 +118,7 @@ class enable(TorchFunctionMode):
             if not _fp32(x, w) or (bias is not None and not _fp32(bias)) or w.dim() != 2 or x.dim() < 1:
                 return None
             if x.dim() >= 2 and w.device == x.device and (bias is None or bias.device == x.device):
-                eager = linear_for(self.variant, x)  # nn.Linear's eager path: transposes in C++
+                eager = linear_for(self.tier, x)  # nn.Linear's eager path: transposes in C++
                 if eager is not None:
                     return eager(x, w, bias)
             return self._matmul(x, w.t(), bias, 1.0, 0.0 if bias is None else 1.0)
@@ -128,7 +131,7 @@ class enable(TorchFunctionMode):
             return None
         if c is not None and c.device != a.device:
             return None
-        op = lookup(self.variant, a)  # None: no kernel for this device, torch runs it
+        op = lookup(self.tier, a)  # None: no kernel for this device, torch runs it
         if op is None:
             return None
         if b.dim() == 2 and a.dim() >= 3:

@@ -139,7 +139,7 @@ def relative_error(out, a, b):
 
 
 def run(tier, a, b, c=None, alpha=1.0, beta=0.0):
-    out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta)
+    out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta)
     if out.is_cuda:
         torch.cuda.synchronize()
     return out

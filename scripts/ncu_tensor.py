@@ -17,8 +17,8 @@ def main():
     a = torch.randn(n, n, device="cuda")
     b = torch.randn(n, n, device="cuda").T
 
-    calls = [lambda: cublas_matmul(a, b, tf32=True), lambda: gemmtiles.sgemm(a, b, variant="tf32"),
-             lambda: gemmtiles.sgemm(a, b, variant="tf32x3")]
+    calls = [lambda: cublas_matmul(a, b, tf32=True), lambda: gemmtiles.sgemm(a, b, tier="tf32"),
+             lambda: gemmtiles.sgemm(a, b, tier="tf32x3")]
     for call in calls:  # warm-up: library loading, autotuning, allocator
         call()
     torch.cuda.synchronize()

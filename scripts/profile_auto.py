@@ -13,5 +13,5 @@ for i in range(0, len(args), 4):
     a = torch.randn(m, k, device="cuda")
     b = torch.randn(n, k, device="cuda").T if layout == "NT" else torch.randn(k, n, device="cuda")
     for _ in range(2):
-        gemmtiles.sgemm(a, b, variant="auto")
+        gemmtiles.sgemm(a, b, tier="auto")
     torch.cuda.synchronize()

@@ -16,16 +16,16 @@ import gemmtiles
 
 def main() -> int:
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
-    tiers = sys.argv[2].split(",") if len(sys.argv) > 2 else gemmtiles.variants("cuda")
+    tiers = sys.argv[2].split(",") if len(sys.argv) > 2 else gemmtiles.tiers("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     a = torch.randn(size, size, device="cuda")
     b = torch.randn(size, size, device="cuda")
     for tier in tiers:
-        gemmtiles.sgemm(a, b, variant=tier)
+        gemmtiles.sgemm(a, b, tier=tier)
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
     for tier in tiers:
-        gemmtiles.sgemm(a, b, variant=tier)
+        gemmtiles.sgemm(a, b, tier=tier)
     torch.matmul(a, b)
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()

@@ -57,13 +57,13 @@ CASES = [
 
 
 def main() -> int:
-    tiers = sys.argv[1:] or gemmtiles.variants("cuda")
+    tiers = sys.argv[1:] or gemmtiles.tiers("cuda")
     for tier in tiers:
         for m, n, k, la, lb, pad, off, batch in CASES:
             a = operand(m, k, "cuda", la, pad, off, batch)
             b = operand(k, n, "cuda", lb, pad, off)
             c = torch.randn(n, device="cuda")
-            out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=-1.0)
+            out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
             torch.cuda.synchronize()
             assert_gemm_close(out, a, b, c, 0.5, -1.0, precision=BY_NAME[tier].precision)
         print(f"{tier}: {len(CASES)} cases ok", flush=True)

@@ -26,8 +26,8 @@ def main():
         "cuBLAS fp32": lambda a, b: matmul(a, b, False),
         "cuBLAS TF32": lambda a, b: matmul(a, b, True),
         "3xTF32 emulated": emulated_3xtf32,
-        "tf32x3": lambda a, b: gemmtiles.sgemm(a, b, variant="tf32x3"),
-        "tf32": lambda a, b: gemmtiles.sgemm(a, b, variant="tf32"),
+        "tf32x3": lambda a, b: gemmtiles.sgemm(a, b, tier="tf32x3"),
+        "tf32": lambda a, b: gemmtiles.sgemm(a, b, tier="tf32"),
     }
     shapes = [(256, 256, 256), (1024, 1024, 1024), (512, 384, 11008), (4096, 4096, 4096)]
     print(f"{'shape':<18} {'inputs':<6} " + " ".join(f"{m:>16}" for m in methods))

@@ -43,7 +43,7 @@ def test_gradients(tier, device, a_shape, b_shape, c_shape, alpha, beta):
     c = None if c_shape is None else torch.randn(c_shape, device=device)
 
     def ours(a, b, c):
-        return gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta)
+        return gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta)
 
     _, g, (ga, gb, gc) = grads(ours, a, b, c)
     # d/da = alpha * g @ b^T and d/db = alpha * a^T @ g, summed over broadcast batch
@@ -69,13 +69,13 @@ def _as_product(x, y, shape):
 def test_no_grad_for_frozen_inputs(tier, device):
     a = torch.randn(5, 4, device=device, requires_grad=True)
     b = torch.randn(4, 3, device=device)  # frozen
-    out = gemmtiles.sgemm(a, b, variant=tier)
+    out = gemmtiles.sgemm(a, b, tier=tier)
     out.sum().backward()
     assert b.grad is None and a.grad is not None
     with torch.no_grad():
-        assert not gemmtiles.sgemm(a, b, variant=tier).requires_grad
+        assert not gemmtiles.sgemm(a, b, tier=tier).requires_grad
     with torch.inference_mode():
-        out = gemmtiles.sgemm(a, b, variant=tier)
+        out = gemmtiles.sgemm(a, b, tier=tier)
         assert not out.requires_grad
 
 
@@ -120,7 +120,7 @@ def _check_grads(fn, tier, device, shapes, requires, alpha=0.5, beta=2.0):
 @pytest.mark.parametrize("requires", REQUIRES, ids=lambda r: "grad-" + "".join("abc"[i] for i in range(3) if r[i]) or "none")
 def test_every_requires_grad_combination(tier, device, shapes, requires):
     def ours(a, b, c):
-        return gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=2.0)
+        return gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=2.0)
 
     _check_grads(ours, tier, device, shapes, requires)
 
@@ -138,7 +138,7 @@ def test_every_requires_grad_combination_compiled(tier, device, shapes, requires
 
     @torch.compile(fullgraph=True, backend="aot_eager")
     def ours(a, b, c):
-        return gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=0.5, beta=2.0)
+        return gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=2.0)
 
     _check_grads(ours, tier, device, shapes, requires)
 
@@ -147,7 +147,7 @@ def test_every_requires_grad_combination_compiled(tier, device, shapes, requires
 def test_frozen_input_linear(tier, device):
     """The first layer of a model fed raw features: the weight needs a gradient, the input
     does not."""
-    lin = Linear(16, 8, variant=tier, device=device)
+    lin = Linear(16, 8, tier=tier, device=device)
     x = torch.randn(4, 16, device=device)
     lin(x).sum().backward()
     torch.testing.assert_close(lin.weight.grad, torch.ones(8, 4, device=device) @ x,
@@ -158,7 +158,7 @@ def test_frozen_input_linear(tier, device):
 @pytest.mark.parametrize("tier,device", COMPILED)
 def test_frozen_input_linear_compiled(tier, device):
     torch._dynamo.reset()
-    model = replace_linear(nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 2)).to(device), variant=tier)
+    model = replace_linear(nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 2)).to(device), tier=tier)
     compiled = torch.compile(model, fullgraph=True)
     x = torch.randn(4, 16, device=device)
     compiled(x).sum().backward()
@@ -182,7 +182,7 @@ def test_gradients_keep_the_operands_layout(tier, device, a_3d):
     a = (torch.randn(2, 5, 7, device=device) if a_3d else _column_major(5, 7, device, 1)).requires_grad_()
     b = _column_major(7, 3, device, 2).requires_grad_()  # non-leaf views: their grads are ours
     assert b.mT.is_contiguous() and not b.is_contiguous()
-    out = gemmtiles.sgemm(a, b, variant=tier, alpha=0.5)
+    out = gemmtiles.sgemm(a, b, tier=tier, alpha=0.5)
     g = torch.randn_like(out)
     ga, gb = torch.autograd.grad(out, (a, b), g)
     assert gb.stride() == b.stride()
@@ -198,7 +198,7 @@ def test_gradients_keep_the_operands_layout_compiled(tier, device):
 
     @torch.compile(fullgraph=True, backend="aot_eager")
     def ours(a, b):
-        return gemmtiles.sgemm(a, b, variant=tier, alpha=0.5)
+        return gemmtiles.sgemm(a, b, tier=tier, alpha=0.5)
 
     a = _column_major(5, 7, device, 1).requires_grad_()
     b = _column_major(7, 3, device, 2).requires_grad_()
@@ -214,7 +214,7 @@ def test_gradients_keep_the_operands_layout_compiled(tier, device):
 def test_linear_weight_gradient_needs_no_copy(tier, device):
     """The weight's gradient comes in the weight's own layout, so autograd's accumulation
     takes it as it is (one in another layout is copied into the weight's)."""
-    lin = Linear(7, 3, variant=tier, device=device)
+    lin = Linear(7, 3, tier=tier, device=device)
     x = torch.randn(2, 5, 7, device=device)
     contiguous = []
     lin.weight.register_hook(lambda grad: contiguous.append(grad.is_contiguous()))
@@ -240,7 +240,7 @@ def test_second_derivative(tier, device):
         ga.square().sum().backward()
         return a.grad, b.grad
 
-    ours = second(lambda a, b: gemmtiles.sgemm(a, b, variant=tier))
+    ours = second(lambda a, b: gemmtiles.sgemm(a, b, tier=tier))
     want = second(torch.mm)
     for x, y in zip(ours, want):
         torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4)
@@ -250,13 +250,13 @@ def test_second_derivative(tier, device):
 def test_saved_operands_freed_and_version_checked(tier, device):
     a = torch.randn(3, 4, device=device, requires_grad=True)
     b = torch.randn(4, 2, device=device, requires_grad=True)
-    out = gemmtiles.sgemm(a, b, variant=tier)
+    out = gemmtiles.sgemm(a, b, tier=tier)
     out.sum().backward()
     with pytest.raises(RuntimeError, match="second time"):
         out.sum().backward()
     x = torch.randn(3, 4, device=device)
     w = torch.randn(4, 2, device=device, requires_grad=True)
-    out = gemmtiles.sgemm(x, w, variant=tier)
+    out = gemmtiles.sgemm(x, w, tier=tier)
     x.add_(1.0)  # x is saved for w's gradient
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
@@ -267,7 +267,7 @@ def test_gradient_of_some_inputs_only(tier, device):
     a = torch.randn(3, 4, device=device, requires_grad=True)
     b = torch.randn(4, 2, device=device, requires_grad=True)
     c = torch.randn(2, device=device, requires_grad=True)
-    out = gemmtiles.sgemm(a, b, variant=tier, c=c, beta=1.0)
+    out = gemmtiles.sgemm(a, b, tier=tier, c=c, beta=1.0)
     gb, = torch.autograd.grad(out.sum(), b)
     torch.testing.assert_close(gb, a.detach().mT @ torch.ones(3, 2, device=device), rtol=1e-5, atol=1e-5)
     assert a.grad is None and c.grad is None
@@ -283,7 +283,7 @@ def test_forward_mode_is_refused(b_requires_grad):
     with fwAD.dual_level():
         dual = fwAD.make_dual(a, t)
         with pytest.raises(NotImplementedError, match="forward-mode"):
-            gemmtiles.sgemm(dual, b.requires_grad_(b_requires_grad), variant="blocked")
+            gemmtiles.sgemm(dual, b.requires_grad_(b_requires_grad), tier="blocked")
 
 
 @pytest.mark.skipif(not hasattr(torch.autograd.graph, "node_creation_hook"),
@@ -292,7 +292,7 @@ def test_node_creation_hook_sees_the_node():
     seen = []
     a = torch.randn(3, 4, requires_grad=True)
     with torch.autograd.graph.node_creation_hook(lambda node: seen.append(node.name())):
-        gemmtiles.sgemm(a, torch.randn(4, 2), variant="blocked")
+        gemmtiles.sgemm(a, torch.randn(4, 2), tier="blocked")
     assert seen.count("gemmtiles::blocked_backward") == 1  # besides a's AccumulateGrad
 
 
@@ -306,7 +306,7 @@ def test_compiled_autograd():
     torch._dynamo.reset()
     counters.clear()
     torch.manual_seed(0)
-    model = nn.Sequential(Linear(8, 8, variant="blocked"), nn.ReLU(), Linear(8, 4, variant="blocked"))
+    model = nn.Sequential(Linear(8, 8, tier="blocked"), nn.ReLU(), Linear(8, 4, tier="blocked"))
     x = torch.randn(5, 8)
     model(x).sum().backward()
     want = [p.grad.clone() for p in model.parameters()]
@@ -320,7 +320,7 @@ def test_compiled_autograd():
     a = torch.randn(3, 5, 7)
     b = torch.randn(7, 4, requires_grad=True)
     c = torch.randn(4, requires_grad=True)
-    out = gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=2.0, variant="blocked")
+    out = gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=2.0, tier="blocked")
     g = torch.randn_like(out)
     with compiled_autograd._enable(torch.compile(backend="aot_eager")):
         out.backward(g)

@@ -228,7 +228,7 @@ def test_info_tells_the_build(capsys):
     assert c["gemmtiles"] == gemmtiles.__version__ and c["torch"] == torch.__version__
     assert c["built with"]["torch"] == torch.__version__
     assert set(c["kernels built"]["cpu"]) == {"naive", "reorder", "blocked"}
-    assert c["runs here"]["cpu"] == gemmtiles.variants("cpu")
+    assert c["runs here"]["cpu"] == gemmtiles.tiers("cpu")
     assert ("cuda" in c["runs here"]) == torch.cuda.is_available()
     built_cuda = bool(c["kernels built"]["cuda"])
     assert built_cuda == c["built with"]["CUDA kernels"]

@@ -37,10 +37,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("device,variant,backend", CASES)
-def test_compiled_block_matches_eager(device, variant, backend):
+@pytest.mark.parametrize("device,tier,backend", CASES)
+def test_compiled_block_matches_eager(device, tier, backend):
     torch.manual_seed(0)
-    model = replace_linear(Block().to(device), variant=variant)
+    model = replace_linear(Block().to(device), tier=tier)
     compiled = torch.compile(copy.deepcopy(model), fullgraph=True, backend=backend)
     x = torch.randn(2, 8, 32, device=device)
     _compare(model, compiled, x)
@@ -51,7 +51,7 @@ def test_compiled_block_matches_eager(device, variant, backend):
 def test_compiled_sgemm_call():
     @torch.compile(fullgraph=True, backend="aot_eager")
     def f(a, b, c):
-        return gemmtiles.sgemm(a, b, variant="naive", c=c, alpha=0.5, beta=2.0).relu()
+        return gemmtiles.sgemm(a, b, tier="naive", c=c, alpha=0.5, beta=2.0).relu()
 
     a, b, c = torch.randn(5, 3), torch.randn(3, 4), torch.randn(4)
     torch.testing.assert_close(f(a, b, c), (0.5 * a @ b + 2 * c).relu(), rtol=1e-5, atol=1e-5)
@@ -60,7 +60,7 @@ def test_compiled_sgemm_call():
 @needs_cuda
 def test_reduce_overhead_cuda_graphs():
     torch.manual_seed(0)
-    model = replace_linear(Block().cuda(), variant="warptile")
+    model = replace_linear(Block().cuda(), tier="warptile")
     compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
     for _ in range(3):  # warm-up, record, replay
         x = torch.randn(2, 8, 32, device="cuda")
@@ -80,6 +80,6 @@ def test_ops_launch_on_the_current_stream():
         # stream instead would not wait for it and would read b before it is scaled.
         torch.cuda._sleep(10_000_000)
         b2 = b * 2
-        out = gemmtiles.sgemm(a, b2, variant="warptile")
+        out = gemmtiles.sgemm(a, b2, tier="warptile")
     torch.cuda.synchronize()
     torch.testing.assert_close(out, 2 * want, rtol=1e-4, atol=1e-3)

@@ -27,7 +27,7 @@ BACKENDS = [
 ]
 
 
-def _worker(rank, case, backend, device_type, variant, path):
+def _worker(rank, case, backend, device_type, tier, path):
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast
     if device_type == "cuda":
         torch.cuda.set_device(rank)
@@ -37,7 +37,7 @@ def _worker(rank, case, backend, device_type, variant, path):
 
         mesh = init_device_mesh(device_type, (WORLD,))
         device = torch.device(device_type, rank) if device_type == "cuda" else torch.device("cpu")
-        globals()[case](mesh, device, variant)
+        globals()[case](mesh, device, tier)
         # Both ranks done before either tears the group down: a rank that destroys it while
         # the other still talks to it aborts in gloo's threads.
         dist.barrier()
@@ -46,11 +46,11 @@ def _worker(rank, case, backend, device_type, variant, path):
         dist.destroy_process_group()
 
 
-def _spawn(case, backend, device_type, variant):
+def _spawn(case, backend, device_type, tier):
     path = tempfile.mktemp(prefix="gemmtiles-dist-")
     done = [f"{path}.ok{rank}" for rank in range(WORLD)]
     try:
-        mp.spawn(_worker, args=(case, backend, device_type, variant, path), nprocs=WORLD, join=True)
+        mp.spawn(_worker, args=(case, backend, device_type, tier, path), nprocs=WORLD, join=True)
     except mp.ProcessExitedException as e:
         # A signal after every rank finished its checks and the closing barrier comes from
         # the backend's teardown (gloo's threads abort now and then, about 1 run in 12 of this
@@ -69,7 +69,7 @@ def _close(got, want, what):
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, msg=what)
 
 
-def case_ops_on_dtensors(mesh, device, variant):
+def case_ops_on_dtensors(mesh, device, tier):
     import gemmtiles
     from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
 
@@ -92,7 +92,7 @@ def case_ops_on_dtensors(mesh, device, variant):
         dx = distribute_tensor(x.to(device), mesh, [px]).requires_grad_()
         dy = distribute_tensor(y.to(device), mesh, [py]).requires_grad_()
         dc = None if c is None else distribute_tensor(c.to(device), mesh, [pc])
-        out = gemmtiles.sgemm(dx, dy, c=dc, alpha=0.5, beta=2.0, variant=variant)
+        out = gemmtiles.sgemm(dx, dy, c=dc, alpha=0.5, beta=2.0, tier=tier)
         assert list(out.placements) == [pout], (px, py, out.placements)
         _close(out, want.to(device), f"{px} x {py}")
         out.sum().backward()
@@ -128,14 +128,14 @@ def _train_compare(ref, ours, xs, local, device):
         opt_ours.zero_grad()
 
 
-def case_megatron_mlp(mesh, device, variant):
+def case_megatron_mlp(mesh, device, tier):
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
     from gemmtiles.nn import Linear, replace_linear
 
     torch.manual_seed(0)
     ref = _mlp().to(device)
-    ours = replace_linear(copy.deepcopy(ref), variant=variant)
+    ours = replace_linear(copy.deepcopy(ref), tier=tier)
     parallelize_module(ours, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
     assert isinstance(ours[0], Linear) and ours[0].weight.placements[0].is_shard(0)
     g = torch.Generator().manual_seed(1)
@@ -143,7 +143,7 @@ def case_megatron_mlp(mesh, device, variant):
     _train_compare(ref, ours, xs, lambda t: t, device)
 
 
-def case_sequence_parallel_mlp(mesh, device, variant):
+def case_sequence_parallel_mlp(mesh, device, tier):
     from torch.distributed.tensor import Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, SequenceParallel,
                                                    parallelize_module)
@@ -152,7 +152,7 @@ def case_sequence_parallel_mlp(mesh, device, variant):
 
     torch.manual_seed(0)
     ref = _mlp(norm=True).to(device)
-    ours = replace_linear(copy.deepcopy(ref), variant=variant)
+    ours = replace_linear(copy.deepcopy(ref), tier=tier)
     parallelize_module(ours, mesh, {"0": SequenceParallel(),
                                     "1": ColwiseParallel(input_layouts=Shard(1)),
                                     "3": RowwiseParallel(output_layouts=Shard(1))})
@@ -166,14 +166,14 @@ def case_sequence_parallel_mlp(mesh, device, variant):
     _train_compare(ref, ours, xs, local, device)
 
 
-def case_fsdp2(mesh, device, variant):
+def case_fsdp2(mesh, device, tier):
     from torch.distributed.fsdp import fully_shard
 
     from gemmtiles.nn import replace_linear
 
     torch.manual_seed(0)
     ref = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)).to(device)
-    ours = replace_linear(copy.deepcopy(ref), variant=variant)
+    ours = replace_linear(copy.deepcopy(ref), tier=tier)
     for layer in (ours[0], ours[2]):
         fully_shard(layer, mesh=mesh)
     fully_shard(ours, mesh=mesh)
@@ -195,8 +195,8 @@ def case_fsdp2(mesh, device, variant):
             _close(p.detach(), p_ref.detach(), f"{name} after step {step}")
 
 
-@pytest.mark.parametrize("backend,device_type,variant", BACKENDS)
+@pytest.mark.parametrize("backend,device_type,tier", BACKENDS)
 @pytest.mark.parametrize("case", ["case_ops_on_dtensors", "case_megatron_mlp", "case_sequence_parallel_mlp",
                                   "case_fsdp2"])
-def test_distributed(case, backend, device_type, variant):
-    _spawn(case, backend, device_type, variant)
+def test_distributed(case, backend, device_type, tier):
+    _spawn(case, backend, device_type, tier)

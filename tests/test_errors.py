@@ -13,7 +13,7 @@ from gemmtiles.testing import needs_cuda
 
 
 def sgemm_call(a, b, **kw):
-    return gemmtiles.sgemm(a, b, variant="naive", **kw)
+    return gemmtiles.sgemm(a, b, tier="naive", **kw)
 
 
 def op_call(a, b, c=None, alpha=1.0, beta=0.0):
@@ -66,15 +66,15 @@ def test_alpha_beta_must_be_numbers():
 
 
 def test_unknown_variant_lists_known():
-    with pytest.raises(ValueError, match="unknown variant 'fastest'.*naive, reorder, blocked, coalesced"):
-        gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), variant="fastest")
+    with pytest.raises(ValueError, match="unknown tier 'fastest'.*naive, reorder, blocked, coalesced"):
+        gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), tier="fastest")
 
 
-@pytest.mark.parametrize("tier", [t for t in gemmtiles.variants() if t not in gemmtiles.variants("cpu")])
+@pytest.mark.parametrize("tier", [t for t in gemmtiles.tiers() if t not in gemmtiles.tiers("cpu")])
 def test_cuda_tier_on_cpu(tier):
     a, b = torch.randn(2, 3), torch.randn(3, 4)
     with pytest.raises(RuntimeError, match=f"tier '{tier}' needs a CUDA tensor, got cpu"):
-        gemmtiles.sgemm(a, b, variant=tier)
+        gemmtiles.sgemm(a, b, tier=tier)
     with pytest.raises(RuntimeError, match=f"tier '{tier}' needs a CUDA tensor, got cpu"):
         getattr(torch.ops.gemmtiles, tier)(a, b)
 
@@ -83,32 +83,63 @@ def test_cuda_tier_on_cpu(tier):
 def test_cpu_tier_on_cuda():
     a, b = torch.randn(2, 3, device="cuda"), torch.randn(3, 4, device="cuda")
     with pytest.raises(RuntimeError, match="tier 'reorder' needs a CPU tensor, got cuda"):
-        gemmtiles.sgemm(a, b, variant="reorder")
+        gemmtiles.sgemm(a, b, tier="reorder")
 
 
 @needs_cuda
-@pytest.mark.parametrize("variant", ["naive", "warptile"])
-def test_mixed_devices(variant):
+@pytest.mark.parametrize("tier", ["naive", "warptile"])
+def test_mixed_devices(tier):
     a, b = torch.randn(2, 3, device="cuda"), torch.randn(3, 4)
     for x, y in ((a, b), (b.T.contiguous().T, a.T)):
         with pytest.raises(RuntimeError, match="expected all tensors on one device"):
-            gemmtiles.sgemm(x, y, variant=variant)
+            gemmtiles.sgemm(x, y, tier=tier)
         with pytest.raises(RuntimeError, match="expected all tensors on one device"):
-            getattr(torch.ops.gemmtiles, variant)(x, y)
+            getattr(torch.ops.gemmtiles, tier)(x, y)
     with pytest.raises(RuntimeError, match="expected all tensors on one device"):
-        gemmtiles.sgemm(a, b.cuda(), variant=variant, c=torch.randn(4), beta=1.0)
+        gemmtiles.sgemm(a, b.cuda(), tier=tier, c=torch.randn(4), beta=1.0)
 
 
 def test_error_leaves_c_untouched():
     c = torch.randn(3, 5)
     before = c.clone()
     with pytest.raises(ValueError):
-        gemmtiles.sgemm(torch.randn(3, 4), torch.randn(6, 5), c=c, beta=1.0, variant="naive")
+        gemmtiles.sgemm(torch.randn(3, 4), torch.randn(6, 5), c=c, beta=1.0, tier="naive")
     assert torch.equal(c, before)
-    out = gemmtiles.sgemm(torch.randn(3, 4), torch.randn(4, 5), c=c, beta=1.0, variant="naive")
+    out = gemmtiles.sgemm(torch.randn(3, 4), torch.randn(4, 5), c=c, beta=1.0, tier="naive")
     assert torch.equal(c, before) and out.data_ptr() != c.data_ptr()
 
 
 def test_default_variant_per_device():
     a, b = torch.randn(3, 4), torch.randn(4, 5)
     torch.testing.assert_close(gemmtiles.sgemm(a, b), torch.ops.gemmtiles.reorder(a, b), rtol=0, atol=0)
+
+
+def test_variant_is_the_deprecated_name_of_tier():
+    a, b = torch.randn(3, 4), torch.randn(4, 5)
+    with pytest.warns(FutureWarning, match="variant= is deprecated.*tier="):
+        out = gemmtiles.sgemm(a, b, variant="naive")
+    assert torch.equal(out, gemmtiles.sgemm(a, b, tier="naive"))
+    with pytest.raises(TypeError, match="both tier= and variant="):
+        gemmtiles.sgemm(a, b, tier="naive", variant="naive")
+    with pytest.warns(FutureWarning):
+        layer = gemmtiles.nn.Linear(4, 5, variant="naive")
+    assert layer.tier == "naive" and layer.variant == "naive" and "tier='naive'" in repr(layer)
+    with pytest.warns(FutureWarning):
+        gemmtiles.nn.replace_linear(torch.nn.Linear(4, 5), variant="naive")
+    with pytest.warns(FutureWarning):
+        assert gemmtiles.enable(variant="naive").tier == "naive"
+    assert gemmtiles.variants() == gemmtiles.tiers()
+
+
+def test_linear_pickled_with_its_old_attribute_loads():
+    import pickle
+
+    layer = gemmtiles.nn.Linear(4, 5, tier="naive")
+    state = layer.__dict__.copy()
+    state["variant"] = state.pop("tier")  # as a Linear saved before the rename
+    old = gemmtiles.nn.Linear.__new__(gemmtiles.nn.Linear)
+    old.__setstate__(state)
+    restored = pickle.loads(pickle.dumps(old))
+    assert restored.tier == "naive"
+    x = torch.randn(2, 4)
+    assert torch.equal(restored(x), layer(x))

@@ -52,7 +52,7 @@ def test_fuzz(tier, device):
              "row": lambda: torch.randn(n, device=device),
              "col": lambda: torch.randn(m, 1, device=device)}[c_kind]
         c = c() if c is not None else None
-        out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta)
+        out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta)
         assert_gemm_close(out, a, b, c, alpha, beta, precision=BY_NAME[tier].precision)
 
     check()

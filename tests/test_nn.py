@@ -13,8 +13,8 @@ from torch import nn
 from gemmtiles.nn import Linear, replace_linear
 from gemmtiles.testing import Block, needs_cuda
 
-# (device, variant): the CPU tiers everywhere, the flagship CUDA tier on a GPU.
-DEVICE_VARIANTS = [
+# (device, tier): the CPU tiers everywhere, the flagship CUDA tier on a GPU.
+DEVICE_TIERS = [
     pytest.param("cpu", "reorder", id="cpu-reorder"),
     pytest.param("cpu", "blocked", id="cpu-blocked"),
     pytest.param("cpu", "naive", id="cpu-naive"),
@@ -25,7 +25,7 @@ DEVICE_VARIANTS = [
 
 def test_state_dict_matches_torch():
     stock = nn.Linear(7, 5)
-    ours = Linear(7, 5, variant="reorder")
+    ours = Linear(7, 5, tier="reorder")
     assert list(ours.state_dict()) == list(stock.state_dict())
     ours.load_state_dict(stock.state_dict())
     torch.testing.assert_close(ours.weight, stock.weight, rtol=0, atol=0)
@@ -33,21 +33,21 @@ def test_state_dict_matches_torch():
 
 
 def test_bad_variant_and_input():
-    with pytest.raises(ValueError, match="unknown variant 'fast'"):
-        Linear(3, 4, variant="fast")
-    with pytest.raises(ValueError, match="unknown variant"):
-        replace_linear(nn.Linear(3, 4), variant="fast")
+    with pytest.raises(ValueError, match="unknown tier 'fast'"):
+        Linear(3, 4, tier="fast")
+    with pytest.raises(ValueError, match="unknown tier"):
+        replace_linear(nn.Linear(3, 4), tier="fast")
     with pytest.raises(ValueError, match="expected input with last dimension 3, got shape \\[2, 4\\]"):
-        Linear(3, 4, variant="naive")(torch.randn(2, 4))
+        Linear(3, 4, tier="naive")(torch.randn(2, 4))
 
 
-@pytest.mark.parametrize("device,variant", DEVICE_VARIANTS)
+@pytest.mark.parametrize("device,tier", DEVICE_TIERS)
 @pytest.mark.parametrize("shape", [(6, 24), (24,), (2, 5, 24), (2, 3, 4, 24), (0, 24)], ids=str)
 @pytest.mark.parametrize("bias", [True, False])
-def test_linear_matches_torch(device, variant, shape, bias):
+def test_linear_matches_torch(device, tier, shape, bias):
     torch.manual_seed(0)
     stock = nn.Linear(24, 40, bias=bias, device=device)
-    ours = replace_linear(copy.deepcopy(stock), variant=variant)
+    ours = replace_linear(copy.deepcopy(stock), tier=tier)
     assert isinstance(ours, Linear)
     x = torch.randn(shape, device=device)
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
@@ -65,7 +65,7 @@ def test_linear_matches_torch(device, variant, shape, bias):
 def test_replace_linear_in_place_and_filter():
     model = Block()
     fc1_weight = model.fc1.weight
-    out = replace_linear(model, variant="naive", filter=lambda name, m: name.startswith("fc"))
+    out = replace_linear(model, tier="naive", filter=lambda name, m: name.startswith("fc"))
     assert out is model
     assert type(model.fc1) is Linear and type(model.fc2) is Linear
     assert type(model.qkv) is nn.Linear and type(model.head) is nn.Linear
@@ -81,7 +81,7 @@ def test_linear_eager_call_is_the_op(shape):
     from gemmtiles import _ops
 
     torch.manual_seed(0)
-    lin = Linear(24, 40, variant="naive")
+    lin = Linear(24, 40, tier="naive")
     x = torch.randn(shape, requires_grad=True)
     assert _ops.linear_for("naive", x) is not None
     y = lin(x)
@@ -107,12 +107,12 @@ def test_linear_eager_entry_rejects_bad_arguments():
         _ops._C.linear(10**6, x, w, None)
 
 
-@pytest.mark.parametrize("device,variant", [p for p in DEVICE_VARIANTS if p.id not in ("cpu-reorder", "cpu-blocked")])
-def test_linear_forward_backward_copies_nothing(device, variant):
+@pytest.mark.parametrize("device,tier", [p for p in DEVICE_TIERS if p.id not in ("cpu-reorder", "cpu-blocked")])
+def test_linear_forward_backward_copies_nothing(device, tier):
     """x @ W^T reads W^T in place, and both backward products read their transposes in
     place: no copy or clone op runs, and on the GPU no copy kernel. (reorder and blocked are
     left out: their unit-stride inner loop needs B row-major, so they copy W^T by design.)"""
-    lin = Linear(64, 48, variant=variant, device=device)
+    lin = Linear(64, 48, tier=tier, device=device)
     x = torch.randn(4, 16, 64, device=device, requires_grad=True)
     lin(x).sum().backward()  # warm-up: lazy initialisation out of the trace
     activities = [torch.profiler.ProfilerActivity.CPU]
@@ -126,7 +126,7 @@ def test_linear_forward_backward_copies_nothing(device, variant):
     names = [e.name for e in prof.events()]
     copies = [n for n in names if n in ("aten::copy_", "aten::clone", "aten::contiguous") or "copy" in n.lower()]
     assert not copies, copies
-    assert sum(f"gemmtiles::{variant}" in n for n in names) >= 3  # forward, grad_x, grad_W
+    assert sum(f"gemmtiles::{tier}" in n for n in names) >= 3  # forward, grad_x, grad_W
 
 
 def _train(model, device, steps=50):
@@ -144,11 +144,11 @@ def _train(model, device, steps=50):
     return losses
 
 
-@pytest.mark.parametrize("device,variant", [p for p in DEVICE_VARIANTS if p.id != "cuda-naive"])
-def test_transformer_block_trains_like_stock(device, variant):
+@pytest.mark.parametrize("device,tier", [p for p in DEVICE_TIERS if p.id != "cuda-naive"])
+def test_transformer_block_trains_like_stock(device, tier):
     torch.manual_seed(0)
     stock = Block().to(device)
-    ours = replace_linear(copy.deepcopy(stock), variant=variant)
+    ours = replace_linear(copy.deepcopy(stock), tier=tier)
     x = torch.randn(3, 10, 32, device=device)
     torch.testing.assert_close(ours(x), stock(x), rtol=1e-5, atol=1e-5)
     ours(x).sum().backward()

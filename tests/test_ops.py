@@ -44,11 +44,11 @@ def test_schema(tier):
 
 
 def test_variants():
-    assert gemmtiles.variants("cpu") == ["naive", "reorder", "blocked"]
-    assert set(gemmtiles.variants("cpu")) <= set(gemmtiles.variants())
+    assert gemmtiles.tiers("cpu") == ["naive", "reorder", "blocked"]
+    assert set(gemmtiles.tiers("cpu")) <= set(gemmtiles.tiers())
     if torch.cuda.is_available():
-        cuda = gemmtiles.variants("cuda")
-        assert cuda == [t for t in gemmtiles.variants() if t in cuda]  # ladder order
+        cuda = gemmtiles.tiers("cuda")
+        assert cuda == [t for t in gemmtiles.tiers() if t in cuda]  # ladder order
         # The sm_90a tiers only where this build compiled them (an arch list with 9.0 and
         # CUTLASS's headers) and the GPU is a Hopper.
         sm90a = sm90a_built() and torch.cuda.get_device_capability() == (9, 0)

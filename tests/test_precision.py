@@ -184,7 +184,7 @@ def test_auto_runs_what_the_settings_allow(torch_level, ours, expected, compiled
     small_a, small_b = _operands(64, 96, 80, seed=8)
     with gemmtiles.fp32_precision("ieee"):
         exact, small_exact = gemmtiles.sgemm(a, b), gemmtiles.sgemm(small_a, small_b)
-    want = exact if expected == "exact" else gemmtiles.sgemm(a, b, variant=expected)
+    want = exact if expected == "exact" else gemmtiles.sgemm(a, b, tier=expected)
 
     def product(x, y):
         return gemmtiles.sgemm(x, y)

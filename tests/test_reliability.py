@@ -22,7 +22,7 @@ def test_non_finite_alpha_beta_follow_addmm(tier, device):
     adding them, so that alpha = inf gives NaN where the terms' signs differ, on some CPUs.)"""
     a, b, c = operand(6, 5, device), operand(5, 4, device), torch.randn(6, 4, device=device)
     for alpha, beta in [(math.inf, 0.0), (math.nan, 0.0), (1.0, math.nan), (-math.inf, 1.0), (1.0, math.inf)]:
-        out = gemmtiles.sgemm(a, b, variant=tier, c=c, alpha=alpha, beta=beta).cpu()
+        out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta).cpu()
         want = alpha * (a.double().cpu() @ b.double().cpu())
         if beta != 0:
             want = want + beta * c.double().cpu()
@@ -37,7 +37,7 @@ def test_output_past_2_31_elements(tier, device):
     m, n, k = 65536, 40000, 3
     a, b = torch.randn(m, k, device=device), torch.randn(k, n, device=device)
     bias = torch.randn(n, device=device)
-    out = gemmtiles.sgemm(a, b, variant=tier, c=bias, beta=1.0)
+    out = gemmtiles.sgemm(a, b, tier=tier, c=bias, beta=1.0)
     torch.cuda.synchronize()
     # Rows past element 2^31 and the last row and column, checked against float64.
     for rows in (slice(53687, 53700), slice(m - 5, m)):
@@ -53,7 +53,7 @@ def test_operand_past_2_31_elements_and_grid_y(tier, device):
     m, n, k = 2_200_000, 8, 1000
     a = torch.randn(m, k, device=device)
     b = torch.randn(k, n, device=device)
-    out = gemmtiles.sgemm(a, b, variant=tier)
+    out = gemmtiles.sgemm(a, b, tier=tier)
     torch.cuda.synchronize()
     for rows in (slice(0, 4), slice(2_147_480, 2_147_490), slice(m - 4, m)):
         assert_gemm_close(out[rows], a[rows], b, precision=BY_NAME[tier].precision)
@@ -65,7 +65,7 @@ def test_operand_past_2_31_elements_and_grid_y(tier, device):
 def test_batch_past_grid_z(tier, device):
     """70000 batch entries: more than gridDim.z (65535) allows in one launch."""
     a, b = torch.randn(70000, 3, 5, device=device), torch.randn(70000, 5, 2, device=device)
-    out = gemmtiles.sgemm(a, b, variant=tier)
+    out = gemmtiles.sgemm(a, b, tier=tier)
     for idx in (slice(0, 3), slice(65534, 65537), slice(69997, 70000)):
         assert_gemm_close(out[idx], a[idx], b[idx], precision=BY_NAME[tier].precision)
 
@@ -83,7 +83,7 @@ def test_threads_and_streams(tier):
             a, b = inputs[i]
             with torch.cuda.stream(s):
                 s.wait_stream(torch.cuda.default_stream())
-                outs = [gemmtiles.sgemm(a, b, variant=tier) for _ in range(20)]
+                outs = [gemmtiles.sgemm(a, b, tier=tier) for _ in range(20)]
             s.synchronize()
             results[i] = outs
         except Exception as e:  # reported below, in the main thread
@@ -105,6 +105,6 @@ def test_threads_and_streams(tier):
 def test_second_gpu(tier):
     a, b = operand(100, 70, "cuda:1"), operand(70, 50, "cuda:1")
     with torch.cuda.device(0):
-        out = gemmtiles.sgemm(a, b, variant=tier)
+        out = gemmtiles.sgemm(a, b, tier=tier)
     assert out.device == torch.device("cuda:1")
     assert_gemm_close(out, a, b, precision=BY_NAME[tier].precision)

@@ -90,7 +90,7 @@ def test_variant_named_and_fall_through(device):
         torch.matmul(a[0], b)                    # 1-D operand: torch
     assert log.names.count("gemmtiles.naive.default") == 1  # the first call only
     assert log.names.count("aten.mm.default") >= 1 and log.names.count("aten.mm.out") == 1
-    with pytest.raises(ValueError, match="unknown variant 'fast'"):
+    with pytest.raises(ValueError, match="unknown tier 'fast'"):
         gemmtiles.enable("fast")
 
 

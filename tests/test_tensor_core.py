@@ -41,7 +41,7 @@ SHAPES = [(256, 256, 256, "NN"), (777, 513, 1029, "NN"), (512, 384, 11008, "NN")
 def test_error_within_2x_its_cublas_reference(tier, reference, m, n, k, layout, wide):
     """tf32x3 against cuBLAS fp32, tf32 against cuBLAS TF32."""
     a, b = accuracy_operands(m, n, k, wide, seed=m + n + k, layout=layout)
-    ours = relative_error(gemmtiles.sgemm(a, b, variant=tier), a, b)
+    ours = relative_error(gemmtiles.sgemm(a, b, tier=tier), a, b)
     theirs = relative_error(cublas_matmul(a, b, tf32=reference == "cuBLAS TF32"), a, b)
     assert ours <= 2 * theirs, f"{tier} error {ours:.3g} vs {reference} {theirs:.3g}"
 
@@ -49,8 +49,8 @@ def test_error_within_2x_its_cublas_reference(tier, reference, m, n, k, layout, 
 @needs("tf32x3")
 def test_tf32x3_is_more_accurate_than_tf32():
     a, b = accuracy_operands(512, 512, 4096, False, seed=1)
-    assert relative_error(gemmtiles.sgemm(a, b, variant="tf32x3"), a, b) * 50 < \
-        relative_error(gemmtiles.sgemm(a, b, variant="tf32"), a, b)
+    assert relative_error(gemmtiles.sgemm(a, b, tier="tf32x3"), a, b) * 50 < \
+        relative_error(gemmtiles.sgemm(a, b, tier="tf32"), a, b)
 
 
 @needs("tf32")
@@ -72,9 +72,9 @@ def test_auto_under_high_within_2x_cublas_tf32(m, n, k, layout):
 @pytest.mark.parametrize("tier", ["tf32", "tf32x3"])
 def test_bitwise_deterministic(tier):
     a, b = accuracy_operands(1000, 1000, 3000, False, seed=3)
-    first = gemmtiles.sgemm(a, b, variant=tier)
+    first = gemmtiles.sgemm(a, b, tier=tier)
     for _ in range(3):
-        assert torch.equal(gemmtiles.sgemm(a, b, variant=tier), first)
+        assert torch.equal(gemmtiles.sgemm(a, b, tier=tier), first)
 
 
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
@@ -84,18 +84,18 @@ def test_unavailable_tier_says_what_it_needs(tier):
         pytest.skip(f"{tier} runs on this GPU")
     a = torch.randn(64, 64, device="cuda")
     with pytest.raises(RuntimeError, match="sm_90a|compute capability 9.0"):
-        gemmtiles.sgemm(a, a, variant=tier)
-    assert tier not in gemmtiles.variants("cuda")
+        gemmtiles.sgemm(a, a, tier=tier)
+    assert tier not in gemmtiles.tiers("cuda")
 
 
 def test_variants_on_cuda_without_a_gpu_does_not_raise():
     # A CUDA build on a machine without a GPU (CI): the tiers with requirements are left out.
-    listed = gemmtiles.variants("cuda")
+    listed = gemmtiles.tiers("cuda")
     if not CUDA:
         assert "tf32" not in listed and "tf32x3" not in listed
 
 
 def test_variants_list_tensor_core_tiers_only_where_they_run():
     for tier in ("tf32", "tf32x3"):
-        listed = tier in gemmtiles.variants("cuda") if CUDA else False
+        listed = tier in gemmtiles.tiers("cuda") if CUDA else False
         assert listed == (_unavailable(tier) is None)

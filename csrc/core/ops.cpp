@@ -99,8 +99,27 @@ bool parse_table(const char* text, const std::string& where,
   }
 }
 
+// The result of gemmtiles._C.auto_plan: a tuple whose fields have names, as torch.return_types'.
+PyTypeObject* auto_plan_type() {
+  static PyStructSequence_Field fields[] = {
+      {"kernel", "the kernel: warptile, skinny_kmajor, skinny_nmajor, split_tile, cutlass, cutlass_streamk, "
+                 "tf32 or tf32x3"},
+      {"mt", "skinny: rows per pass; split_tile: the block tile's rows; cutlass: its tile's rows"},
+      {"nw", "skinny: columns per group of lanes or column groups per lane; split_tile, cutlass: tile columns"},
+      {"w", "skinny: elements of B per lane load (4: float4)"},
+      {"splits", "slices of K"},
+      {"k_slice", "K per slice"},
+      {nullptr, nullptr}};
+  static PyStructSequence_Desc desc = {"gemmtiles.AutoPlan", "What the auto tier runs for a problem.", fields, 6};
+  static PyTypeObject* type = [] {
+    PyTypeObject* t = PyStructSequence_NewType(&desc);
+    return t;
+  }();
+  return type;
+}
+
 // gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
-//                        cutlass=False, tensor_cores="none") -> (kernel, mt, nw, w, splits, k_slice):
+//                        cutlass=False, tensor_cores="none") -> AutoPlan(kernel, mt, nw, w, splits, k_slice):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
 // whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
 // (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
@@ -130,8 +149,23 @@ PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
                                                         a_kmajor != 0, table.get(), a_vec != 0, cutlass != 0, math);
-  return Py_BuildValue("(siiiLL)", gemmtiles::auto_kernel_name(plan.kernel), plan.mt, plan.nw, plan.w,
-                       static_cast<long long>(plan.splits), static_cast<long long>(plan.k_slice));
+  PyTypeObject* type = auto_plan_type();
+  if (!type) return nullptr;
+  PyObject* result = PyStructSequence_New(type);
+  if (!result) return nullptr;
+  PyObject* items[] = {PyUnicode_FromString(gemmtiles::auto_kernel_name(plan.kernel)), PyLong_FromLong(plan.mt),
+                       PyLong_FromLong(plan.nw), PyLong_FromLong(plan.w),
+                       PyLong_FromLongLong(static_cast<long long>(plan.splits)),
+                       PyLong_FromLongLong(static_cast<long long>(plan.k_slice))};
+  for (int i = 0; i < 6; ++i) {
+    if (!items[i]) {
+      for (int j = 0; j < 6; ++j) Py_XDECREF(items[j]);
+      Py_DECREF(result);
+      return nullptr;
+    }
+  }
+  for (int i = 0; i < 6; ++i) PyStructSequence_SET_ITEM(result, i, items[i]);
+  return result;
 }
 
 // gemmtiles._C.set_fp32_precision(name) and fp32_precision() -> name: gemmtiles' own precision
@@ -251,8 +285,8 @@ PyObject* py_auto_table_source(PyObject*, PyObject* args) {
 // The eager call path: gemmtiles._C.call(index, a, b, c, alpha, beta) calls op `index`
 // (from gemmtiles._C.op_index(name)) through the dispatcher — autograd, device kernels,
 // tensor subclasses and dispatch modes as for torch.ops.gemmtiles.<name> — without the
-// Python argument parsing of a torch.ops call (about 1 us a call). torch.compile traces
-// torch.ops instead (gemmtiles/_ops.py).
+// Python argument parsing of a torch.ops call, a large share of a small product's cost
+// (docs/models.md). torch.compile traces torch.ops instead (gemmtiles/_ops.py).
 std::vector<c10::TypedOperatorHandle<gemmtiles::OpSignature>>& handles() {
   static std::vector<c10::TypedOperatorHandle<gemmtiles::OpSignature>> h;
   return h;
@@ -326,7 +360,8 @@ PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // gemmtiles._C.linear(index, x, weight, bias) -> Tensor: nn.Linear's forward for eager calls,
 // x @ weight^T + bias on the op `index`, inputs of any leading shape (..., in_features). The
 // transpose, reshape and view go through autograd as in Python (and as aten::linear's do),
-// without a Python call each: in grad mode weight.t() alone cost ~1.4 us more from Python.
+// without a Python call each (in grad mode weight.t() from Python costs about as much as the
+// rest of the call's host work: docs/models.md).
 PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 4) {
@@ -364,7 +399,8 @@ PyMethodDef methods[] = {
     {"auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False, "
-     "tensor_cores='none'): (kernel, mt, nw, w, splits, k_slice) of the auto tier."},
+     "tensor_cores='none'): AutoPlan(kernel, mt, nw, w, splits, k_slice), what the auto tier runs; every "
+     "argument may be given by keyword."},
     {"set_fp32_precision", py_set_fp32_precision, METH_VARARGS,
      "set_fp32_precision(name): gemmtiles' fp32 precision setting: 'none', 'ieee', 'tf32' or 'tf32x3'."},
     {"fp32_precision", py_fp32_precision, METH_NOARGS, "fp32_precision(): gemmtiles' fp32 precision setting."},
