@@ -72,10 +72,10 @@ bool transposes_a(const GemmProblem& p, bool b_vec, const AutoTable* table) {
 }
 
 // The tile kernels load an operand whose rows are not 16-byte aligned (a leading dimension
-// that is not a multiple of 4, or an odd offset) one float at a time: 4095 x 4097 x 4093 ran
-// at 0.85x cuBLAS against 4096^3's 0.93x. For large outputs (M and N >= 1024) such an operand
-// is copied first into rows that are: the copy reads and writes it once (about 3% of the
-// product's time at 4096^2 x 4093), the product then runs at the aligned rate.
+// that is not a multiple of 4, or an odd offset) one float at a time, well below their rate on
+// aligned rows. For large outputs (M and N >= 1024) such an operand is copied first into rows
+// that are: the copy reads and writes it once (a small share of the product's time), the
+// product then runs at the aligned rate (docs/auto.md).
 bool launch_realigned(const GemmProblem& p, const AutoTable* table, c10::DeviceIndex device) {
   if (p.batch != 1 || p.M < 1024 || p.N < 1024) return false;
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);

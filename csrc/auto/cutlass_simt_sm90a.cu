@@ -1,6 +1,6 @@
 // CUTLASS's SIMT SGEMM for `auto` (csrc/auto/cutlass_simt.h): one instantiation per layout of
-// A and B, on the tile that auto/plan.h's cutlass_tile names for it (the one that ran fastest
-// for it on the H100: docs/ladder.md).
+// A and B, on the tile that auto/plan.h's cutlass_tile names for it (the fastest of the tiles
+// tried for that layout: docs/ladder.md).
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm.h>
 

@@ -21,8 +21,8 @@ namespace gemmtiles {
 namespace {
 
 // 256 x 128 x 8 tiles of eight warps of 64 x 64, four stages of single-float cp.async copies:
-// on the H100 the fastest of 128 x 256, 256 x 128 and 128 x 128 tiles with stream-K for
-// 1024-row x @ W^T (docs/ladder.md).
+// the fastest of 128 x 256, 256 x 128 and 128 x 128 tiles with stream-K for 1024-row
+// x @ W^T (docs/ladder.md).
 using StreamK = cutlass::gemm::device::GemmUniversal<
     float, cutlass::layout::RowMajor, float, cutlass::layout::ColumnMajor, float, cutlass::layout::RowMajor, float,
     cutlass::arch::OpClassSimt, cutlass::arch::Sm80,

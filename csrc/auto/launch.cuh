@@ -36,24 +36,20 @@ using SplitTile64 = WarptileConfig<Shape<64, 128, 8>, Shape<64, 32>, Shape<4, 4>
 // per thread, two blocks per SM (209-254 registers with nvcc 13, no spills; 25-51 KB of
 // shared memory). Slices of 16 k, three stages, where A and B are both K-major (nn.Linear's
 // x @ W^T) or both M-major (weight gradients); slices of 8 for the others, four stages for
-// NN. H100, K whole, us (cuBLAS in brackets), the kept choice first (slice depth x stages):
-//   4096^3              NT 16x3 2793 (2740), 8x3 2940     TN 16x3 2701 (2658), 8x3 2738
-//                       NN 8x4 2852 (2674), 8x3 2872, 16x3 2933
-//                       TT 8x3 2858 (2845), 8x4 2857, 16x3 2977
-//   2048 x 5504 x 2048  NT 16x3 1050 (1042), 8x3 1122     NN 8x4 1092 (1022), 8x3 1107, 16x3 1113
-// (32-deep slices, two stages, or 16 k and four stages: slower, by up to 20%.) warptile's
-// 128 x 256 ran 4096^3 NT at 3037 and NN at 2884 (docs/ladder.md).
+// NN: for each layout the fastest slice depth (8 or 16) and stage count (three or four) tried,
+// TT's three stages as fast as four. 32-deep slices with two stages, or 16 k with four
+// stages, were slower; warptile's 128 x 256 runs 4096^3 NT and NN slower than this tile
+// (docs/auto.md, docs/ladder.md).
 template <bool A_KMAJOR, bool B_KMAJOR>
 using AsyncTileFor = AsyncTileConfig<Shape<128, 128, A_KMAJOR == B_KMAJOR ? 16 : 8>, Shape<64, 64>, Shape<16, 8>,
                                      /*STAGES=*/A_KMAJOR && !B_KMAJOR ? 4 : 3, /*MIN_BLOCKS=*/2>;
 using AsyncTile = AsyncTileFor<true, true>;
 // The pipelined kernel on the 64-row split tile (kAsyncTile64), row-major A: 64 x 128, four
 // warps of 32 x 64 with 8 x 8 outputs per thread (warptile's 64-row tile's 64 accumulators),
-// three blocks per SM, 16-deep slices three stages deep for B either way. H100, one run, us, at
-// the best split of each (warptile's 64-row tile in brackets): 64 x 4096 x 4096 NN 62.3 (63.9),
-// NT 66.6 (67.9); N = 11008, K = 4096: NN 145.1 (153.4), NT 156.7 (170.9); N = 4096, K = 11008:
-// NN 145.1 (147.4), NT 151.6 (155.3). 8-deep slices four stages deep, as the 128-row tile's NN,
-// and 8-deep three stages deep with four blocks per SM: 1-7% slower.
+// three blocks per SM, 16-deep slices three stages deep for B either way: at the best split
+// of each, faster than warptile's 64-row tile on NN and NT (docs/auto.md). 8-deep slices four
+// stages deep, as the 128-row tile's NN, and 8-deep three stages deep with four blocks per SM
+// were slower.
 template <bool B_KMAJOR>
 using AsyncTile64For = AsyncTileConfig<Shape<64, 128, 16>, Shape<32, 64>, Shape<8, 8>, /*STAGES=*/3, /*MIN_BLOCKS=*/3>;
 static_assert(AsyncTile64For<true>::BM == kAsyncTile64.bm && AsyncTile64For<true>::BN == kAsyncTile64.bn,
@@ -174,10 +170,11 @@ inline const AsyncTileFacts& async_tile_facts() {
 
 // Whether the plan runs on the pipelined tile with its slices of K added in their cluster:
 // where the device can, where there are more blocks than SMs, and where the clusters take no
-// more waves than the blocks alone. H100, one run, us, cluster against workspace: 256 blocks
-// of 128 x 4096 x 4096 NT on 8 slices are one wave of blocks but two of clusters (197 against
-// 121); with no more blocks than SMs, a block alone on its SM runs almost as fast as two
-// sharing one, which clusters pack (128 x 4096 x 4096 NN on 4 slices: 200 against 119).
+// more waves than the blocks alone. Clusters ran much slower than the workspace where they
+// took more waves (256 blocks of 128 x 4096 x 4096 NT on 8 slices are one wave of blocks but
+// two of clusters), and with no more blocks than SMs, where a block alone on its SM runs almost
+// as fast as two sharing one, which clusters pack (128 x 4096 x 4096 NN on 4 slices):
+// docs/auto.md.
 inline bool cluster_reduce(const GemmProblem& p, const AutoPlan& plan) {
   if (!pipelined_tile(plan) || plan.splits < 2 || plan.splits > kMaxClusterSplits) return false;
   const AsyncTileFacts& f = async_tile_facts();
@@ -295,11 +292,8 @@ void launch_async_tile64(const GemmProblem& p, const AutoPlan& plan, float* ws, 
 
 // The pipelined tile, any layout (async_tile_ok); K split, the slices of a tile added in
 // their cluster where the device allows it (cluster_reduce), else through the workspace.
-// H100, one run, us, through the workspace (the reduction pass's share in brackets):
-// 1024 x 2048 x 2048 NT on two slices 212.6 (15.7), 1024 x 5504 x 2048 NT on three 560.8
-// (54.3), 512 x 4096 x 4096 NT on four 388.1 (16.9), against cuBLAS's 198.4, 499.9, 384.4;
-// in clusters (another run) 1024 x 2048 x 2048 NT on two 200.0 against 218.6 through the
-// workspace, cuBLAS 198.9.
+// Through the workspace the reduction pass takes a small share of the time; the slices
+// added in their cluster run faster than through the workspace, close to cuBLAS (docs/auto.md).
 // K whole on a few tiles past full waves: the full waves' columns, then the rest split
 // (async_tail).
 template <bool A_KMAJOR, bool B_KMAJOR>

@@ -4,27 +4,27 @@
 //
 //  * STAGES buffers of slices BK deep (8 or 16: auto/launch.cuh); the copies of slice
 //    it + STAGES - 1 are issued during the k steps of slice it, a few per step (spread out,
-//    they do not queue in front of the fragment reads: H100, 4096^3 NT 2926 us against 3002
-//    with all of them issued at the slice's start), so a block has STAGES - 1 slices in
-//    flight while it computes, with no registers holding them and one barrier per slice;
+//    they do not queue in front of the fragment reads, which made issuing all of them at the
+//    slice's start slower), so a block has STAGES - 1 slices in flight while it computes, with
+//    no registers holding them and one barrier per slice;
 //  * both operands are kept k by k in shared memory (smem[k][r], rows padded by 4 floats), as
 //    warptile keeps them, and read as float4 runs along r. An M-major operand (A
 //    column-major, B row-major) is copied 16 bytes at a time as it lies; a K-major one (A
 //    row-major, nn.Linear's W^T) 4 bytes at a time, BK lanes along k and 32 / BK rows a warp,
 //    so that the copy itself transposes: no registers, no scalar stores, any leading
-//    dimension. (Copying 2-8 consecutive k per lane, which saves addresses, was 10-60% slower:
+//    dimension. (Copying 2-8 consecutive k per lane, which saves addresses, was much slower:
 //    a copy instruction writes shared memory once per global line it reads.);
 //  * the last tile along M (N) is moved back to end at the matrix's edge, so that no copy
 //    reads outside a row or column of it (M, N >= the tile: async_tile_ok) and only K's end
 //    needs a test: past it a copy reads nothing and fills zeros (cp.async's source size), so
 //    the partial slice adds nothing to the sums. The copies are branch-free: a branch per
-//    slice between whole and partial tiles ran 6-11% slower (the copies bunched up), and
-//    storing zeros in a branch 8-9% slower;
+//    slice between whole and partial tiles ran slower (the copies bunched up), and so did
+//    storing zeros in a branch;
 //  * 128 x 128 tiles of four warps, two blocks per SM: each block's barriers stall only its
 //    own four warps, and the smaller tile fills a GPU with fewer rows.
-// Tried and slower (H100, 4096^3 NT 3270 us against 3005): a K-major operand kept K-major in
-// shared memory (16-byte copies) and read as float4 runs along k, 4 k of one row per load,
-// which needs 4 x (TM + TN) operand registers at once.
+// Tried and slower (docs/auto.md): a K-major operand kept K-major in shared memory (16-byte
+// copies) and read as float4 runs along k, 4 k of one row per load, which needs 4 x (TM + TN)
+// operand registers at once.
 // Torch-free, like the ladder's kernels.
 #pragma once
 
@@ -215,10 +215,9 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   constexpr int TM = Cfg::TM, TN = Cfg::TN, LM = Cfg::LM, LN = Cfg::LN, S = Cfg::kStages;
   using OpA = AsyncOperand<BM, BK, Cfg::kThreads, A_KMAJOR>;
   using OpB = AsyncOperand<BN, BK, Cfg::kThreads, B_KMAJOR>;
-  // Both operands M-major: K in whole slices (AsyncOperand::copy_whole). H100, one run, us,
-  // against the tested copies of every slice: 4096^3 TN 2794 against 2853, 2048^3 361.5
-  // against 379.5, 2048 x 2048 x 5504 944 against 985. (K-major operands ran 2-9% slower on
-  // whole slices: their 4-byte copies' addresses then took more registers.)
+  // Both operands M-major: K in whole slices (AsyncOperand::copy_whole), faster than testing
+  // the copies of every slice (docs/auto.md). (K-major operands ran slower on whole slices:
+  // their 4-byte copies' addresses then took more registers.)
   constexpr bool kWholeSlices = !A_KMAJOR && !B_KMAJOR;
   extern __shared__ __align__(16) float smem[];
   float* const As = smem;                // stage s at As + s * OpA::kStage
@@ -310,8 +309,7 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
   } else {
     // (The two main loops differ in their copies alone. One loop with the copies passed in
     // as a lambda compiled to the same instructions in another order, and ran the K-major
-    // copies 1-3% slower: H100, one run each, 4096^3 NT 2862 -> 2896 us, 1024 x 5504 x 2048
-    // NT 521 -> 533, 256 x 4096 x 4096 NT 206 -> 212.)
+    // copies a little slower: docs/auto.md.)
     // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last. The
     // tile pointers a and b then move on slice by slice while there is one to copy.
 #pragma unroll

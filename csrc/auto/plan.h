@@ -58,16 +58,15 @@ inline int64_t plan_partials(const AutoPlan& plan) {
 }
 
 // Rows up to which every skinny kernel runs, and blocks per SM they aim for. For row-major B
-// whose rows are not float4s, from 9 rows on the 32-row split tile is faster (H100, 16 x 4096
-// x 4096: 48 us against 69; at 8 rows the two are within 2% on square weights and skinny is
-// faster by 5-20% on the wider ones: scripts/tune_auto.cu).
+// whose rows are not float4s, from 9 rows on the 32-row split tile is faster; at 8 rows the two
+// are about even on square weights and skinny is faster on the wider ones (scripts/tune_auto.cu;
+// docs/auto.md).
 inline constexpr int64_t kSkinnyMaxM = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
 // For nn.Linear's W^T (column-major B) the skinny kernel takes up to 16 rows: there a warp's
-// four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows ran
-// faster than on the 32-row split tile (H100, one run, us: 16 x 4096 x 4096 NT 42.2 against
-// 49.7, 16 x 4096 x 11008 NT 97.2 against 112.4; 16 x 11008 x 4096 NT within 1%).
+// four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows run
+// faster than on the 32-row split tile, or as fast on the widest outputs (docs/auto.md).
 inline constexpr int64_t kSkinnyKMajorMaxM = 16;
 // Row-major B as float4s: the kernel whose warps split a block's K takes up to 16 rows (one
 // block per SM past 8: 64 accumulators a thread).
@@ -90,7 +89,8 @@ inline constexpr int64_t kSplitTileMaxM = 2048;
 
 // The split-K tile configurations (csrc/auto/launch.cuh): block tile rows and columns,
 // resident blocks per SM, and the rate of useful work per SM relative to the 128-row tile's
-// (H100, scripts/tune_auto.cu: the small tiles' fewer FMAs per shared load cost 15-20%).
+// (below 1 for the small tiles, whose fewer FMAs per shared load cost them speed; measured with
+// scripts/tune_auto.cu: docs/auto.md).
 // The 128-row tile is the pipelined 128 x 128 one (two blocks per SM, auto/pipelined_tile.cuh) where
 // the operands allow it (async_tile_ok), else warptile's 128 x 256 (one per SM).
 struct SplitTileShape {
@@ -122,14 +122,11 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // CUTLASS's SIMT SGEMM (csrc/auto/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
 // family cuBLAS runs for fp32 on Hopper, built with the tensor-core tiers. Its tile: 128 x 256
 // x 8, eight warps, one block per SM (256 x 128 for a column-major A and row-major B, the
-// weight gradients' layout). On one wave of tiles and on many full ones it runs at 0.97-1.0x
-// cuBLAS where the pipelined tile runs at 0.89-0.95x; on a last wave much less than full the
-// pipelined tile's split tail wins (H100, one run each, us, K whole, cuBLAS / CUTLASS /
-// pipelined tile: 2048^3 NN 344 / 346 / 387 (warptile 369), TN 333 / 344 / 363, NT 348 / 360 /
-// 375; 4096^3 NN 2715 / 2704 / 2976, TN 2669 / 2693 / 2818; 32000 x 2048 x 2048 TN 5268 / 5408
-// / 5666; 2048 x 5504 x 2048 TN, 2.6 waves: 988 / 1023 / 980 with the split tail). Where A and B
-// are both K-major (nn.Linear's x @ W^T) it was slower at one shape (2048 x 2048 x 5504 NT:
-// 927 / 1129 / 977), so for that layout the tuned table alone names it.
+// weight gradients' layout). On one wave of tiles and on many full ones it runs about as fast
+// as cuBLAS and faster than the pipelined tile; on a last wave much less than full the
+// pipelined tile's split tail wins (docs/auto.md). Where A and B are both K-major (nn.Linear's
+// x @ W^T) it was slower than the pipelined tile at a shape tried (2048 x 2048 x 5504), so for
+// that layout the tuned table alone names it.
 struct CutlassTile {
   int bm, bn;
 };
@@ -160,16 +157,10 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
 // both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles; whole tiles run
 // data-parallel while they fill whole waves, and the k iterations of the rest are shared out
 // evenly between about one block per SM. Where the last wave of tiles is far from full it beat
-// every other kernel here (H100, gemmtiles.tune through the op, us, cuBLAS / stream-K; in
-// brackets the table's earlier entry, from its own tuning run: 1024 x 5504 x 2048 NT 490.5 /
-// 487.7 (the pipelined tile, last wave split: 513.9), 2048 x 5504 x 2048 1022.0 / 956.6
-// (1014.0), 1024 x 32000 x 2048 2716.5 / 2744.3 (CUTLASS's data-parallel kernel: 2805.5),
-// 2048 x 32000 x 2048 5556.8 / 5459.7 (5631.5), 512 x 11008 x 4096 929.7 / 957.5 (996.2)).
-// It lost (a first rule's stream-K plans, timed in the same tuning run) where the tiles fill
-// their waves (2048^3 NT: 367.8 against CUTLASS's data-parallel 359.6) and on few tiles
-// (1024^3: 69.1 against the split tile's 62.6); and deep, CUTLASS's data-parallel kernel
-// slower still (1024 x 2048 x 5504 in a harness: cuBLAS 481.2, stream-K 589.1, data-parallel
-// 1135.5).
+// every other kernel here, and on some shapes cuBLAS too (timed through the op by
+// gemmtiles.tune: docs/auto.md). It lost where the tiles fill their waves (to CUTLASS's
+// data-parallel kernel) and on few tiles (to the split tile); and deep (1024 x 2048 x 5504) it
+// ran well behind cuBLAS, with CUTLASS's data-parallel kernel slower still.
 inline constexpr CutlassTile kCutlassStreamKTile = {256, 128};
 inline AutoPlan cutlass_streamk_plan() {
   return {AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
@@ -190,11 +181,12 @@ inline bool cutlass_streamk_rule(int64_t M, int64_t N, int64_t K, int64_t batch,
 
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
 // the fewest splits that minimise the modelled time, in units of one k step of a full wave
-// of blocks (about 0.13 us on the H100 for every configuration): waves * (K per split + a
+// of blocks (about the same time for every configuration): waves * (K per split + a
 // block's fixed cost, kSplitBlockCost steps: its prologue and its partial tile's store), plus
 // the reduction pass, which reads every split's partial product and writes the output
-// (kSplitReduceOutputs outputs per step at ~2.5 TB/s). Fitted to scripts/tune_auto.cu's
-// best split counts on 29 shapes: it picks the best or one within 5% of it.
+// (kSplitReduceOutputs: the outputs read or written in a step's time at ~2.5 TB/s; that
+// time, measured: docs/auto.md). Fitted to scripts/tune_auto.cu's best split counts on 29
+// shapes: it picks the best or one nearly as fast (docs/auto.md).
 inline constexpr int64_t kSplitBlockCost = 64;
 inline constexpr double kSplitReduceOutputs = 81000.0;
 
@@ -370,12 +362,10 @@ struct AutoTable {
 // row-major B, auto copies A into an M-major K x M matrix (auto/transpose.cuh: one read and one
 // write of A) and runs that product, where the product is large enough to repay the copy:
 // the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
-// 80 / N (H100: 2.1-2.5 TB/s against 46 TFLOP/s), and the tile gains 5-6%. H100, one run,
-// us, NN against the copy + the product on it (cuBLAS in brackets): 4096^3 2989 / 2859
-// (2669), 2048^3 385.0 / 379.0 (347.6), 2048 x 2048 x 5504 1009.8 / 984.5 (922.0), 1024 x
-// 2048 x 2048 on two slices 200.3 / 199.6 (189.6); more in docs/ladder.md. M a multiple of 4
-// (the M-major tile's 16-byte copies: async_tile_ok), B's rows 16-byte aligned, and a copy
-// (M x K) no larger than B (K x N) or the output (M x N).
+// 80 / N (the copy's bandwidth against the tile's flop rate), less than the tile gains on an
+// M-major A once the output reaches the bounds below (docs/auto.md, docs/ladder.md). M a
+// multiple of 4 (the M-major tile's 16-byte copies: async_tile_ok), B's rows 16-byte aligned,
+// and a copy (M x K) no larger than B (K x N) or the output (M x N).
 inline constexpr int64_t kTransposeAMinM = 1024;
 inline constexpr int64_t kTransposeAMinN = 2048;
 // A tuned table's NN entry for the shape decides instead of the size bounds (kind
@@ -447,9 +437,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
     // operands allow it; else warptile's 128 x 256, for row-major A and up to kSplitTileMaxM
     // rows with its K split, and warptile's own launch otherwise).
-    // Past kSplitTileMaxM rows every layout takes the pipelined tile where it can (H100, one
-    // run, against warptile's 128 x 256: 4096^3 NN 2.836 ms against 2.882, 8192^3 NN 22.55
-    // against 22.53, 4096^3 NT 2.775 against 3.037).
+    // Past kSplitTileMaxM rows every layout takes the pipelined tile where it can: against
+    // warptile's 128 x 256 it ran NT clearly faster and NN as fast or a little faster
+    // (docs/auto.md).
     if (batch != 1 || !(a_kmajor || async)) return {AutoKernel::kWarptile};
     const SplitTileShape& large = async ? kAsyncTile : kSplitTiles[2];
     // The tile shape that wastes least on rows past M, weighed by its rate; then the splits.
@@ -508,7 +498,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
     // Blocks of 128 columns, 8 slices of K each (two blocks per SM, one past 8 rows): the
     // fewest blocks along K, at most 8 (the table's most splits), that leave no wave of
     // blocks less than 90% full, else the fullest last wave (a partial wave cost more than
-    // longer slices: H100, 8 x 11008 x 4096 on 86 x 3 blocks 68.5 us, on 86 x 4 82.0).
+    // longer slices: docs/auto.md).
     const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
     const int64_t slots = (plan.mt > 8 ? 1 : kSkinnyBlocksPerSm) * sms;
     int64_t parts = 1;
@@ -527,7 +517,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   const int64_t blocks = ceil_div64(N, cols) * batch;
   // Row-major B: splits enough to reach two blocks per SM. Column-major B: no more than
   // fill them once, since a partial second wave of its blocks cost more than fewer, longer
-  // slices (H100: 1 x 4096 x 4096 NT 36.6 us on 3 splits, 31.1 on 2).
+  // slices (docs/auto.md).
   const int64_t fill = b_kmajor ? slots / blocks : ceil_div64(slots, blocks);
   cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : fill, 65535), 32);
   return plan;

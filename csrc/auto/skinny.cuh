@@ -134,8 +134,8 @@ __device__ __forceinline__ void load_line(float (&dst)[W], const float* line, in
 //    block's warps hitting the same lines in L1), with no shared memory and no barriers, so
 //    a warp's loads of B never wait for the block; kUnroll steps' loads of B are issued
 //    before any is used, and rows of A past M load nothing.
-// With 8 rows in place the loads of A outnumber B's two to one in the same load pipe
-// (1.3-1.5x slower on the H100); with one row the barriers cost more (1.1x slower).
+// With 8 rows in place the loads of A outnumber B's two to one in the same load pipe (much
+// slower than staged); with one row staged, the barriers cost more than they save (docs/auto.md).
 // Grid (ceil(N / (8 * 32 / KL * NW)), splits, batch).
 template <class Cfg, int W, bool kStaged>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_kernel(GemmProblem p, SkinnySplit s) {
@@ -161,10 +161,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
     // up to KC columns of A, in one of two buffers (dynamic shared memory, skinny_kmajor_smem):
     // the next chunk is copied (cp.async, all of a thread's copies in flight at once) while
     // this one is used, one barrier a chunk. The last chunk is cut to whole rounds of kAhead
-    // steps past k_end, whose loads of B read nothing and add zeros. (Staged through registers
-    // one float4 a thread at a time, between two barriers, as before: H100, us, 16 x 4096 x 4096
-    // 44.4 -> 41.9, 16 x 11008 x 4096 105.2 -> 100.8, 16 x 4096 x 11008 89.8 -> 86.6; the
-    // 8-row products within 1-3%.)
+    // steps past k_end, whose loads of B read nothing and add zeros. (Staging through registers
+    // one float4 a thread at a time, between two barriers, as before, was slower on 16 rows and
+    // about as fast on 8: docs/auto.md.)
     constexpr int kAhead = Cfg::kAhead, kRound = kAhead * kStep;
     static_assert(KC % kRound == 0, "a staged chunk is whole rounds of steps");
     // Chunk c at As + (c % 2) * MT * KC, its A(m, k0 + kk) at [m * KC + kk].
@@ -301,11 +300,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // and the first are issued before A's. At the end the 8 warps' sums are added in shared
 // memory in warp order (a fixed order: the same bits on every run) and written: to the
 // workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
-// the epilogue. H100, one run, us, against the kernel below with its splits one per block
-// (cuBLAS in brackets): 1 x 4096 x 4096 28.6 / 32.0 (26.5), 8 x 4096 x 4096 29.4 / 39.4
-// (45.7), 8 x 11008 x 4096 68.5 / 75.2 (97.7), 8 x 4096 x 11008 70.2 / 77.0 (132.6). The
-// block's slices added in a cluster (distributed shared memory) instead of the workspace
-// were slower, by 5-55% (30.6-35.2 us at 1 x 4096 x 4096): a cluster's blocks are placed and
+// the epilogue. It runs faster than the kernel below with its splits one per block, and at 8
+// rows faster than cuBLAS (docs/auto.md). The block's slices added in a cluster (distributed
+// shared memory) instead of the workspace were slower: a cluster's blocks are placed and
 // finish together.
 // Up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a thread.
 // Grid (ceil(N / 128), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT>.

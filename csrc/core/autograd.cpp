@@ -138,8 +138,8 @@ variable_list tier_backward_packed(const variable_list& grads, const std::vector
 // The node that autograd records for a tier's call: BackwardArgs as plain members and a and
 // b as saved variables (only those that backward reads), the way torch's own generated nodes
 // (MmBackward0) keep theirs. (A torch::autograd::Function kept them in a dictionary of IValues
-// and wrapped its inputs and outputs generically: 2.4 us of autograd per call against
-// torch.mm's 1.0 on a 1 x 1 product.)
+// and wrapped its inputs and outputs generically: autograd then cost well above torch.mm's
+// on a tiny product.)
 struct TierBackward : torch::autograd::Node {
   BackwardArgs s;
   torch::autograd::SavedVariable a, b;  // a for grad_b, b for grad_a

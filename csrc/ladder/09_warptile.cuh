@@ -12,14 +12,15 @@
 //    128 FMAs per 6 shared loads per k, against 64 per 4 at 128 x 128;
 //  * the outer product runs in serpentine order (odd rows of the fragment walk the columns
 //    backwards), so consecutive FFMAs share an operand register at each row change and the
-//    operand reuse cache serves it: +5% on the H100 at 8192^3 (46.2 -> 48.7 TFLOP/s);
+//    operand reuse cache serves it, a clear gain at 8192^3;
 //  * the slice loop is unrolled by two, so which shared buffer a slice reads and which it
-//    fills are compile-time constants: addresses fold into the LDS/STS immediates (+1%);
+//    fills are compile-time constants: addresses fold into the LDS/STS immediates (a small
+//    gain);
 //  * A and B are read row- or column-major in place (template flags), so nn.Linear's
 //    x @ W^T (B column-major) and its backward products move no copies.
-// Figures from scripts/tune_warptile.cu. Costs: ~250 registers per thread in the large
-// configuration (one block per SM: latency is hidden by instruction-level parallelism, not by
-// other warps), ~25 KB of shared memory.
+// Gains measured with scripts/tune_warptile.cu (docs/ladder.md). Costs: ~250 registers per
+// thread in the large configuration (one block per SM: latency is hidden by instruction-level
+// parallelism, not by other warps), ~25 KB of shared memory.
 #pragma once
 
 #include <type_traits>

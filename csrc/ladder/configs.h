@@ -26,8 +26,8 @@ using Tiles128 = TileConfig<Shape<128, 128, 8>, Shape<8, 8>>;
 using Tiles128TwoBlocks = TileConfig<Shape<128, 128, 8>, Shape<8, 8>, /*MIN_BLOCKS=*/2>;
 
 // warptile: 128 x 256 block tile, 16 x 8 outputs per thread: the most FMAs per shared load,
-// one block per SM (on the H100 at 8192^3: 49.3 TFLOP/s against 48.1 for 256 x 128,
-// scripts/tune_warptile.cu). 128 x 128, 8 x 8 per thread, two blocks per SM: for problems
+// one block per SM (a little faster than 256 x 128 at 8192^3: scripts/tune_warptile.cu,
+// docs/ladder.md). 128 x 128, 8 x 8 per thread, two blocks per SM: for problems
 // with too few large tiles to fill the GPU. A 64-lane wavefront takes a warp tile twice as
 // tall, so that the block keeps its 256 threads and each lane its fragment.
 inline constexpr int kWarpRows = 64 * kWarpSize / 32;

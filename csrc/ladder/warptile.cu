@@ -26,8 +26,9 @@ void launch_config(const GemmProblem& p) {
 void launch_warptile(const GemmProblem& p) {
   // Waves of blocks each configuration needs, weighed by how long a wave takes, in units of
   // one small tile's work: a large block (one per SM) does two units about 9% faster than
-  // two small blocks sharing an SM (H100, 4096^3), and a small block with an SM to itself
-  // takes about 1.2 units. Small tiles win when they fill SMs the large ones leave idle.
+  // two small blocks sharing an SM (measured at 4096^3: docs/ladder.md), and a small block
+  // with an SM to itself takes about 1.2 units. Small tiles win when they fill SMs the large
+  // ones leave idle.
   const int64_t sms = multiprocessors(c10::cuda::current_device());
   const int64_t large_tiles =
       ceil_div(p.M, WarptileLarge::BM) * ceil_div(p.N, WarptileLarge::BN) * p.batch;

@@ -5,7 +5,7 @@
 //    the accumulators, one 64 x 256 wgmma per warpgroup and k-step, as a plain TF32 GEMM
 //    would. Each of their products is below 2^-11 of hi·hi's, so the tensor cores'
 //    truncating accumulation costs nothing visible on the result (the error table in
-//    docs/ladder.md did not move), and a whole-width wgmma reads A from shared memory once
+//    docs/tensor-cores.md did not move), and a whole-width wgmma reads A from shared memory once
 //    per slice.
 // 2. The hi·hi section is promoted: CUTLASS's promoted SS mainloop (each K slice summed by
 //    the tensor cores into zeroed registers, then added to the fp32 accumulators by
@@ -21,10 +21,10 @@
 // n - 1's sums are added. Within a slice a warpgroup keeps wgmmas in flight; at the slice's
 // end it drains (wait, add the last chunk, release the stage, wait for the next one) while
 // the other warpgroup's wgmmas run. One set of 128-column partials, waited for before each add,
-// was 9-14% slower; running the chunk pipeline on across slices made ptxas serialise the
-// wgmmas. 128 + 2 x 32 registers stay live. The 64-column chunks read A from shared memory
+// was slower; running the chunk pipeline on across slices made ptxas serialise the wgmmas.
+// 128 + 2 x 32 registers stay live. The 64-column chunks read A from shared memory
 // four times per slice, which keeps shared memory the busiest unit: promoting every slice
-// (phase 2 alone) ran at 1.82-2.0x cuBLAS fp32, the two phases at 2.10-2.18x.
+// (phase 2 alone) ran clearly slower than the two phases (docs/tensor-cores.md).
 #pragma once
 
 #include <cute/tensor.hpp>

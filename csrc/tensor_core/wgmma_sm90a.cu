@@ -199,12 +199,12 @@ void run_gemm(const Aligned& g) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// The configurations measured best on the H100 (docs/ladder.md): tf32 on 128x256 tiles
-// (0.78-0.91x cuBLAS TF32 at 4096^3-8192^3; 128x128: 0.68-0.87x); tf32x3 on 128x256 with
-// the correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K
-// slice in 64-column chunks (2.10-2.18x cuBLAS fp32 at 4096^3-8192^3; every slice promoted:
-// 1.82-2.0x; CUTLASS's promoted mainloop on 128x128 tiles: 1.71-1.80x, 2x2 / 1x2 / 4x1
-// clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+// The fastest configurations of those measured (docs/tensor-cores.md): tf32 on 128x256 tiles
+// (faster than 128x128, though short of cuBLAS's TF32); tf32x3 on 128x256 with the correction
+// sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K slice in
+// 64-column chunks (well ahead of cuBLAS's fp32; faster than every slice promoted, which beat
+// CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1 clusters or 128x192 tiles
+// slower still; the whole 128x256 tile promoted at once spills).
 void run_tf32(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kTensorCore>>(g); }
 void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted>>(g); }
 
