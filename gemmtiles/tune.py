@@ -99,8 +99,8 @@ def _can_transpose(m: int, n: int, k: int) -> bool:
     return _C.transpose_a_first(m, n, k, 1, True, False, n % 4 == 0, _entry(Shape(m, n, k), *TRANSPOSED))
 
 
-# The most splits a table entry may name (csrc/auto/table.cpp).
-MAX_TABLE_SPLITS = 64
+# The most splits a table entry may name (csrc/auto/plan.h).
+MAX_TABLE_SPLITS = _C.max_table_splits()
 
 
 def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
@@ -154,10 +154,8 @@ def tuned_shape(shape: Shape) -> Shape:
     (csrc/auto/auto.cu), so its plan is the rest's."""
     if shape.batch > 1:
         shape = Shape(shape.batch * shape.m, shape.n, shape.k, shape.layout, shape.group)
-    r = shape.n % 128
-    if shape.m >= 1024 and shape.n >= 1024 and 0 < r <= 8:
-        return Shape(shape.m, shape.n - r, shape.k, shape.layout, shape.group)
-    return shape
+    r = _C.peeled_columns(shape.m, shape.n, 1)
+    return Shape(shape.m, shape.n - r, shape.k, shape.layout, shape.group) if r else shape
 
 
 WALL_RUNS = 5

@@ -611,3 +611,13 @@ def test_column_major_a_left_on_warptile_is_copied_kmajor(m, n, k, pad, offset):
     if not names:  # CUPTI held by another tool (compute-sanitizer): the kernels are unseen
         pytest.skip("the profiler sees no kernels in this process")
     assert any("transpose_kernel" in name for name in names), names
+
+
+def test_peeled_columns_are_the_last_few_of_a_large_output():
+    # N a few columns past a multiple of 128: the last r <= 8 run apart (auto.cu: launch_peeled).
+    assert _C.peeled_columns(4095, 4097, 1) == 1
+    assert _C.peeled_columns(1024, 2048 + 8, 1) == 8
+    assert _C.peeled_columns(1024, 2048 + 9, 1) == 0  # more than the skinny kernel's rows
+    assert _C.peeled_columns(1023, 4097, 1) == 0 and _C.peeled_columns(4096, 1025 - 128, 1) == 0
+    assert _C.peeled_columns(4096, 4097, 2) == 0 and _C.peeled_columns(4096, 4096, 1) == 0
+    assert _C.max_table_splits() == 64

@@ -58,10 +58,7 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 }
 
 // Whether launch_peeled takes the problem: its last r <= 8 columns of a large output apart.
-bool peels(const GemmProblem& p) {
-  const int64_t r = p.N % 128;
-  return p.batch == 1 && p.M >= 1024 && p.N >= 1024 && r != 0 && r <= kSkinnyMaxM;
-}
+bool peels(const GemmProblem& p) { return peeled_columns(p.M, p.N, p.batch) != 0; }
 
 // Whether launch_a_transposed takes the problem (B's rows float4s: b_vec). Not where the last
 // columns are peeled: the rest's product decides then, as the tuner tunes it (tuned_shape in
@@ -140,8 +137,8 @@ bool launch_a_kmajor(const GemmProblem& p, const AutoPlan& plan, c10::DeviceInde
 // N0 columns, and the last r <= 8 as the transposed problem (out[:, N0:]^T = B[:, N0:]^T A^T:
 // r rows against the whole of A, which the skinny kernel streams once), scaled into place.
 bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
-  if (!peels(p)) return false;
-  const int64_t r = p.N % 128;
+  const int64_t r = peeled_columns(p.M, p.N, p.batch);
+  if (r == 0) return false;
   GemmProblem main = p;
   main.N = p.N - r;
   launch_auto(main);

@@ -329,6 +329,10 @@ inline int64_t auto_bucket(int64_t x) {
   return (x + step - 1) / step * step;
 }
 
+// The most splits a table entry may ask for (tune measures up to 64): bounds the workspace,
+// which holds one partial product per split.
+inline constexpr int64_t kMaxTableSplits = 64;
+
 struct AutoTableEntry {
   bool a_kmajor = true;  // NN, NT: A row-major; TN, TT: column-major
   bool b_kmajor;
@@ -467,6 +471,15 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
 // plans that product, which the split-K tiles take (csrc/auto/auto.cu: launch_a_kmajor).
 inline bool copy_a_kmajor_first(const AutoPlan& plan, int64_t batch, bool a_kmajor) {
   return plan.kernel == AutoKernel::kWarptile && batch == 1 && !a_kmajor;
+}
+
+// The last columns of a large output that auto runs apart (auto.cu: launch_peeled): N a few
+// columns past a multiple of 128 would cost a whole extra wave of tiles, so the last r <= 8
+// columns run as the transposed problem on the skinny kernel. r, or 0 where the output runs
+// whole.
+inline int64_t peeled_columns(int64_t M, int64_t N, int64_t batch) {
+  const int64_t r = N % 128;
+  return batch == 1 && M >= 1024 && N >= 1024 && r != 0 && r <= kSkinnyMaxM ? r : 0;
 }
 
 // K cut into about `splits` slices of a multiple of `multiple` (fewer when K is short): the

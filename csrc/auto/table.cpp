@@ -28,10 +28,6 @@ std::map<int, Slot>& slots() {
   return s;
 }
 
-// The most splits an entry may ask for (tune measures up to 64): bounds the workspace, which
-// holds one partial product per split.
-constexpr int64_t kMaxTableSplits = 64;
-
 // A whole decimal integer (digits only, at most 15 of them).
 bool parse_int(const std::string& s, int64_t& out) {
   if (s.empty() || s.size() > 15) return false;

@@ -168,6 +168,16 @@ PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   return result;
 }
 
+// gemmtiles._C.peeled_columns(M, N, batch) -> the last columns auto runs apart (0: none), and
+// max_table_splits() -> the most splits a table entry may name (auto/plan.h).
+PyObject* py_peeled_columns(PyObject*, PyObject* args) {
+  long long M, N, batch;
+  if (!PyArg_ParseTuple(args, "LLL", &M, &N, &batch)) return nullptr;
+  return PyLong_FromLongLong(static_cast<long long>(gemmtiles::peeled_columns(M, N, batch)));
+}
+
+PyObject* py_max_table_splits(PyObject*, PyObject*) { return PyLong_FromLongLong(gemmtiles::kMaxTableSplits); }
+
 // gemmtiles._C.set_fp32_precision(name) and fp32_precision() -> name: gemmtiles' own precision
 // setting (core/precision.h); auto_tensor_core_math() -> "none", "tf32" or "tf32x3": what it
 // and torch's setting allow auto now.
@@ -401,6 +411,9 @@ PyMethodDef methods[] = {
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False, "
      "tensor_cores='none'): AutoPlan(kernel, mt, nw, w, splits, k_slice), what the auto tier runs; every "
      "argument may be given by keyword."},
+    {"peeled_columns", py_peeled_columns, METH_VARARGS,
+     "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
+    {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},
     {"set_fp32_precision", py_set_fp32_precision, METH_VARARGS,
      "set_fp32_precision(name): gemmtiles' fp32 precision setting: 'none', 'ieee', 'tf32' or 'tf32x3'."},
     {"fp32_precision", py_fp32_precision, METH_NOARGS, "fp32_precision(): gemmtiles' fp32 precision setting."},
