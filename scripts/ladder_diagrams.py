@@ -1,137 +1,777 @@
-"""Draws the tiling of each rung of the CUDA ladder (csrc/ladder/01..09) as a PNG.
+"""Draws one diagram per rung of the CUDA ladder (csrc/ladder/01_naive.cuh .. 09_warptile.cuh):
+the C matrix with the block tile and what one block, warp and thread own, the strips of A and
+B the block reads, and the shared-memory buffers where the rung has them, labelled with the
+tile sizes the extension launches (csrc/ladder/configs.h).
 
-    python scripts/ladder_diagrams.py [OUT_DIR]      # default: docs/img/ladder
+    python scripts/ladder_diagrams.py [OUT_DIR]
 
-Each diagram shows, to scale within a panel, the output C with the part one block computes and
-the part of it one warp and one thread own, the slices of A and B the block reads per step of
-K, and the shared-memory buffers where the rung has them. The tile sizes are those of
-csrc/ladder/configs.h (a 32-lane warp). Needs matplotlib alone.
+writes OUT_DIR/01_naive.png .. 09_warptile.png (default: docs/img/ladder under the repository
+root), 800 x 450 pixels each, and prints the files it wrote. Needs matplotlib only (no torch,
+no gemmtiles). The tile sizes are written out below; when csrc/ladder/configs.h is present,
+the script first checks them against it and stops if they differ, so a diagram never shows a
+configuration the extension no longer launches. A, B and C themselves are drawn to no scale,
+and the K axis is drawn schematically; the tiles' labels give their sizes.
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import pathlib
+import re
 import sys
+from types import SimpleNamespace
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+from matplotlib.path import Path  # noqa: E402
 
-BLOCK, WARP, THREAD, A_COL, B_COL, SMEM = "#dbe9f6", "#f4b183", "#c00000", "#c5e0b4", "#ffe699", "#d9d2e9"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONFIGS_H = ROOT / "csrc" / "ladder" / "configs.h"
+WARP = 32  # kWarpSize on NVIDIA (csrc/ladder/platform.cuh)
 
-# name: idea, block tile (BM, BN), K step (BK), what a thread owns (rows, cols), what a warp
-# owns (rows, cols), shared memory: None, "plain", "transposed", "padded", "double".
-RUNGS = {
-    "01_naive": ("one thread per element of C, straight from global memory", (32, 8), 1, (1, 1), (32, 1), None,
-                 "a warp: 32 rows of one column of C; each thread walks a row of A and a column of B"),
-    "02_coalesced": ("a warp along a row: its loads of B and stores of C coalesce", (8, 32), 1, (1, 1), (1, 32), None,
-                     "a warp: 32 consecutive columns of one row; B's row segment is one 128-byte line"),
-    "03_smem": ("16 x 16 tiles of A and B staged in shared memory", (16, 16), 16, (1, 1), (2, 16), "plain",
-                "each element staged once serves 16 outputs; two barriers per K tile"),
-    "04_unroll": ("8 outputs per thread: one shared B load feeds 8 FMAs", (64, 64), 8, (8, 1), (64, 4), "plain",
-                  "a thread: a strip of 8 rows in one column, 8 accumulators"),
-    "05_thread_tile": ("a 2-D tile of outputs per thread, outer products from registers", (128, 128), 8, (8, 8),
-                       (32, 64), "plain", "a thread: 8 x 8 outputs from 8 + 8 registers per k"),
-    "06_vectorized": ("float4 global loads, A transposed in shared memory, float4 shared reads", (128, 128), 8,
-                      (8, 8), (32, 64), "transposed", "As[k][m]: a thread's 8 rows of A are two float4 reads"),
-    "07_bank_free": ("padded A tile and split fragments: no bank conflicts", (128, 128), 8, (8, 8), (32, 64),
-                     "padded", "row pitch 128 + 4; a thread's fragments two float4 groups 64 apart"),
-    "08_double_buffer": ("two shared buffers: the next K slice loads while this one is computed", (128, 128), 8,
-                         (8, 8), (32, 64), "double", "slice s + 1 into registers, then into the other buffer"),
-    "09_warptile": ("block -> warp -> thread: 128 x 256 block, 64 x 64 warps, 16 x 8 per lane", (128, 256), 8,
-                    (16, 8), (64, 64), "double", "a lane: 2 x 2 sub-tiles of 8 x 4 inside its warp's 64 x 64"),
+# The configurations of csrc/ladder/configs.h, and which tier launches which
+# (csrc/ladder/dispatch.cu, csrc/ladder/warptile.cu).
+NAIVE = dict(BM=32, BN=8)  # Naive = NaiveConfig<32, 8>
+COALESCED = dict(BM=256 // WARP, BN=WARP)  # Coalesced = CoalescedConfig<256 / kWarpSize, kWarpSize>
+SMEM = dict(TILE=16)  # Smem = SmemConfig<16>
+UNROLL = dict(BM=64, BN=64, BK=8, TM=8, TN=1)  # Unroll = TileConfig<Shape<64, 64, 8>, Shape<8, 1>>
+TILES128 = dict(BM=128, BN=128, BK=8, TM=8, TN=8)  # Tiles128: thread_tile, vectorized, bank_free
+TILES128_TWO = dict(TILES128, MIN_BLOCKS=2)  # Tiles128TwoBlocks: double_buffer
+WARPTILE_LARGE = dict(BM=128, BN=256, BK=8, WM=64 * WARP // 32, WN=64, TM=8, TN=4, WNITER=2)
+WARPTILE_SMALL = dict(BM=128, BN=128, BK=8, WM=64 * WARP // 32, WN=32, TM=4, TN=4, WNITER=2, MIN_BLOCKS=2)
+
+# Each configuration's template arguments in the order configs.h writes them.
+EXPECTED = {
+    "Naive": [NAIVE["BM"], NAIVE["BN"]],
+    "Coalesced": [COALESCED["BM"], COALESCED["BN"]],
+    "Smem": [SMEM["TILE"]],
+    "Unroll": [UNROLL[k] for k in ("BM", "BN", "BK", "TM", "TN")],
+    "Tiles128": [TILES128[k] for k in ("BM", "BN", "BK", "TM", "TN")],
+    "Tiles128TwoBlocks": [TILES128_TWO[k] for k in ("BM", "BN", "BK", "TM", "TN", "MIN_BLOCKS")],
+    "WarptileLarge": [WARPTILE_LARGE[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "WNITER")],
+    "WarptileSmall": [WARPTILE_SMALL[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "WNITER",
+                                                  "MIN_BLOCKS")],
 }
 
 
-def _box(ax, x, y, w, h, color, label=None, edge="black", lw=1.0, fs=8, alpha=1.0):
-    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor=edge, linewidth=lw, alpha=alpha))
+def _int_expr(expr: str, consts: dict[str, int]) -> int:
+    expr = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: str(consts[m.group(0)]), expr.strip())
+    if not re.fullmatch(r"[\d\s+\-*/()]+", expr):
+        raise ValueError(f"not an integer expression: {expr!r}")
+    return int(eval(expr.replace("/", "//"), {"__builtins__": {}}))  # digits and operators only
+
+
+def configs_h_arguments(text: str) -> dict[str, list[int]]:
+    """The integer template arguments of each `using Name = ...;` in configs.h, flattened,
+    with kWarpSize = 32 and the file's own constexpr ints substituted."""
+    text = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", text), flags=re.S)
+    consts = {"kWarpSize": WARP}
+    for name, expr in re.findall(r"constexpr\s+int\s+(\w+)\s*=\s*([^;]+);", text):
+        consts[name] = _int_expr(expr, consts)
+    out = {}
+    for name, body in re.findall(r"using\s+(\w+)\s*=\s*([^;]+);", text):
+        body = re.sub(r"\b\w+\s*<", "<", body).replace("<", ",").replace(">", ",")
+        out[name] = [_int_expr(arg, consts) for arg in body.split(",") if arg.strip()]
+    return out
+
+
+def check_configs() -> None:
+    if not CONFIGS_H.is_file():
+        return
+    found = configs_h_arguments(CONFIGS_H.read_text())
+    bad = {name: (want, found.get(name)) for name, want in EXPECTED.items() if found.get(name) != want}
+    if bad:
+        lines = [f"  {name}: drawn {want}, configs.h {got}" for name, (want, got) in bad.items()]
+        sys.exit("scripts/ladder_diagrams.py: the tile sizes differ from csrc/ladder/configs.h;\n"
+                 + "\n".join(lines) + "\nupdate the sizes at the top of the script (and check the drawings)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing primitives. One axes fills the 8 x 4.5 inch figure, 160 x 90 units (5 px a unit at
+# 100 dpi), y pointing down as matrix rows do.
+
+W, H = 160, 90
+GREY, LIGHT = "#777777", "#dddddd"
+A_FILL, A_DARK, A_EDGE = "#c6dbef", "#6baed6", "#2171b5"
+B_FILL, B_DARK, B_EDGE = "#fdd0a2", "#fd8d3c", "#d94801"
+C_FILL, C_EDGE = "#c7e9c0", "#238b45"
+WARP_FILL, WARP_EDGE = "#dadaeb", "#6a51a3"
+THREAD = "#e41a1c"
+SMEM_FILL = "#f2f2f2"
+FS = 7.5  # notes and labels, points
+
+
+def new_figure(title: str):
+    fig = plt.figure(figsize=(8, 4.5), dpi=100)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, W)
+    ax.set_ylim(H, 0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.text(W / 2, 1.6, title, ha="center", va="top", fontsize=11, weight="bold")
+    return fig, ax
+
+
+def rect(ax, x, y, w, h, fc="none", ec="black", lw=0.8, hatch=None, z=2, ls="-"):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=fc, edgecolor=ec, linewidth=lw, hatch=hatch,
+                           zorder=z, linestyle=ls))
+
+
+def line(ax, xs, ys, color=GREY, lw=0.6, ls="-", z=3):
+    ax.plot(xs, ys, color=color, linewidth=lw, linestyle=ls, zorder=z, solid_capstyle="butt")
+
+
+def text(ax, x, y, s, size=FS, ha="left", va="top", color="black", weight="normal", box=False, z=8):
+    bbox = dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none") if box else None
+    ax.text(x, y, s, fontsize=size, ha=ha, va=va, color=color, weight=weight, bbox=bbox, zorder=z)
+
+
+def notes(ax, x, y, rows, size=FS, dy=3.0):
+    """rows: strings, or (string, colour) pairs; one a line."""
+    for i, row in enumerate(rows):
+        s, color = (row, "black") if isinstance(row, str) else row
+        text(ax, x, y + i * dy, s, size=size, color=color)
+
+
+def arrow(ax, *points, color="black", lw=0.9, style="-|>", ms=7, z=7):
+    """An arrow along the polyline through points (x, y)."""
+    codes = [Path.MOVETO] + [Path.LINETO] * (len(points) - 1)
+    ax.add_patch(FancyArrowPatch(path=Path(points, codes), arrowstyle=style, mutation_scale=ms,
+                                 color=color, linewidth=lw, zorder=z, shrinkA=0, shrinkB=0))
+
+
+def grid(ax, x, y, w, h, nx, ny, color=LIGHT, lw=0.4, z=3):
+    for i in range(1, nx):
+        line(ax, [x + i * w / nx] * 2, [y, y + h], color=color, lw=lw, z=z)
+    for j in range(1, ny):
+        line(ax, [x, x + w], [y + j * h / ny] * 2, color=color, lw=lw, z=z)
+
+
+def zoom_lines(ax, src, dst):
+    """Dashed lines from the right corners of rectangle src to the left corners of dst."""
+    (sx, sy, sw, sh), (dx, dy, dw, dh) = src, dst
+    line(ax, [sx + sw, dx], [sy, dy], color=GREY, lw=0.5, ls=(0, (3, 3)), z=1)
+    line(ax, [sx + sw, dx], [sy + sh, dy + dh], color=GREY, lw=0.5, ls=(0, (3, 3)), z=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The left half of every diagram: A (M x K), B (K x N) and C (M x N), C cut into block tiles,
+# one block tile with the strips of A and B it reads, and the current K slice of each.
+
+AX, AY, AW, AH = 3, 33, 18, 54
+BX, BY, BW, BH = 25, 11, 54, 18
+CX, CY, CW, CH = 25, 33, 54, 54
+
+
+def gemm_panel(ax, bm, bn, scale, block=(1, 1), bk=None, ksw=3.0, kslices=(1,), kfills=None,
+               strips=True):
+    bw, bh = bn * scale, bm * scale
+    bx, by = CX + block[0] * bw, CY + block[1] * bh
+    for x, y, w, h in ((AX, AY, AW, AH), (BX, BY, BW, BH), (CX, CY, CW, CH)):
+        rect(ax, x, y, w, h, fc="white", ec=GREY, lw=1.0, z=1)
+    text(ax, AX + 0.8, AY + AH - 0.8, "A  (M x K)", size=8, va="bottom", color=GREY)
+    text(ax, BX + BW - 0.8, BY + BH - 0.8, "B  (K x N)", size=8, ha="right", va="bottom", color=GREY)
+    text(ax, CX + CW - 0.8, CY + CH - 0.8, "C  (M x N)", size=8, ha="right", va="bottom", color=GREY)
+    # C cut into block tiles.
+    x = CX + bw
+    while x < CX + CW - 1e-6:
+        line(ax, [x, x], [CY, CY + CH], color=LIGHT, z=1.5)
+        x += bw
+    y = CY + bh
+    while y < CY + CH - 1e-6:
+        line(ax, [CX, CX + CW], [y, y], color=LIGHT, z=1.5)
+        y += bh
+    if strips:
+        rect(ax, AX, by, AW, bh, fc=A_FILL, ec=A_EDGE, lw=0.8)
+        rect(ax, bx, BY, bw, BH, fc=B_FILL, ec=B_EDGE, lw=0.8)
+    rect(ax, bx, by, bw, bh, fc=C_FILL, ec=C_EDGE, lw=1.2)
+    text(ax, bx + bw / 2, by - 0.4, f"BN = {bn}", ha="center", va="bottom", box=True, color=C_EDGE)
+    text(ax, bx - 0.5, by + bh / 2, f"BM = {bm}", ha="right", va="center", box=True, color=C_EDGE)
+    g = SimpleNamespace(bx=bx, by=by, bw=bw, bh=bh, scale=scale, ksw=ksw, aslice={}, bslice={})
+    if bk is not None:
+        n = int(AW // ksw)
+        for i in range(1, n + 1):  # the K slices the block steps through
+            if AX + i * ksw < AX + AW - 0.1:
+                line(ax, [AX + i * ksw] * 2, [by, by + bh], color=A_EDGE, lw=0.4)
+                line(ax, [bx, bx + bw], [BY + i * ksw] * 2, color=B_EDGE, lw=0.4)
+        for j, i in enumerate(kslices):
+            hatch = None if j == 0 else "////"
+            fa, fb = (A_DARK, B_DARK) if j == 0 else (A_FILL, B_FILL)
+            rect(ax, AX + i * ksw, by, ksw, bh, fc=fa, ec=A_EDGE, lw=1.0, hatch=hatch, z=2.5)
+            rect(ax, bx, BY + i * ksw, bw, ksw, fc=fb, ec=B_EDGE, lw=1.0, hatch=hatch, z=2.5)
+            g.aslice[i] = (AX + i * ksw, by, ksw, bh)
+            g.bslice[i] = (bx, BY + i * ksw, bw, ksw)
+        i = kslices[0]
+        text(ax, AX + (i + 0.5) * ksw, by - 0.4, f"BK = {bk}", ha="center", va="bottom", box=True,
+             color=A_EDGE)
+        text(ax, BX - 0.5, BY + (i + 0.5) * ksw, f"BK = {bk}", ha="right", va="center", color=B_EDGE)
+        arrow(ax, (AX + 0.5, by + bh + 1.2), (AX + AW - 0.5, by + bh + 1.2), color=A_EDGE, lw=0.7, ms=6)
+        text(ax, AX + AW / 2, by + bh + 1.7, "k0 += BK", size=6.5, ha="center", color=A_EDGE)
+    return g
+
+
+def route_a(ax, g, i, target, gap_y=31.0, color=A_EDGE):
+    """Arrow from A's K slice i up through the gap between B and C to target (x, y)."""
+    x0 = g.aslice[i][0] + g.ksw / 2
+    arrow(ax, (x0, g.by), (x0, gap_y), (target[0], gap_y), target, color=color)
+
+
+def route_b(ax, g, i, target, color=B_EDGE):
+    """Arrow from the right end of B's K slice i to target (x, y)."""
+    x, y, w, h = g.bslice[i]
+    arrow(ax, (x + w, y + h / 2), (target[0] - 3, y + h / 2), target, color=color)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rungs.
+
+
+def rung_naive(ax):
+    bm, bn = NAIVE["BM"], NAIVE["BN"]
+    g = gemm_panel(ax, bm, bn, scale=0.5, block=(3, 1))
+    tx, ty = 5, 2  # the thread drawn: threadIdx.x runs down the rows, threadIdx.y along the columns
+    s = g.scale
+    rect(ax, g.bx + ty * s, g.by, s, g.bh, fc=WARP_FILL, ec=WARP_EDGE, lw=0.8, z=4)
+    rect(ax, g.bx + ty * s, g.by + tx * s, s, s, fc=THREAD, ec=THREAD, lw=0.5, z=5)
+    ym, xn = g.by + (tx + 0.5) * s, g.bx + (ty + 0.5) * s
+    line(ax, [AX, AX + AW], [ym, ym], color=THREAD, lw=1.6, z=5)
+    line(ax, [xn, xn], [BY, BY + BH], color=THREAD, lw=1.6, z=5)
+    text(ax, AX + AW / 2, ym + 0.8, "row m of A", size=7, ha="center", color=THREAD)
+    text(ax, xn + 0.8, BY + 1, "column n of B", size=7, color=THREAD)
+    text(ax, AX + AW / 2, g.by - 0.4, f"the block's {bm} rows", size=7, ha="center", va="bottom",
+         color=A_EDGE)
+
+    # The block tile, cell by cell.
+    c = 1.6
+    zx, zy = 92, 19
+    zoom_lines(ax, (g.bx, g.by, g.bw, g.bh), (zx, zy, bn * c, bm * c))
+    rect(ax, zx, zy, bn * c, bm * c, fc=C_FILL, ec=C_EDGE, lw=1.2)
+    grid(ax, zx, zy, bn * c, bm * c, bn, bm, color="white", lw=0.5, z=3)
+    rect(ax, zx + ty * c, zy, c, bm * c, fc=WARP_FILL, ec=WARP_EDGE, lw=1.2, z=4)
+    rect(ax, zx + ty * c, zy + tx * c, c, c, fc=THREAD, ec=THREAD, z=5)
+    for j in range(bn):
+        text(ax, zx + (j + 0.5) * c, zy - 0.3, str(j), size=6.5, ha="center", va="bottom")
+    for i in (0, 8, 16, 24, bm - 1):
+        text(ax, zx - 0.5, zy + (i + 0.5) * c, str(i), size=6.5, ha="right", va="center")
+    text(ax, zx + bn * c / 2, zy - 3.2, "threadIdx.y: column n", size=7, ha="center", va="bottom")
+    text(ax, zx - 4.2, zy + bm * c / 2, "threadIdx.x:\nrow m", size=7, ha="right", va="center")
+    arrow(ax, (zx + bn * c + 6, zy + 20), (zx + (ty + 1) * c + 0.2, zy + 20), color=WARP_EDGE)
+    text(ax, zx + bn * c + 6.5, zy + 20, f"a warp: {WARP} rows,\none column", va="center", color=WARP_EDGE)
+    arrow(ax, (zx + bn * c + 6, zy + (tx + 0.5) * c), (zx + (ty + 1) * c + 0.2, zy + (tx + 0.5) * c),
+          color=THREAD)
+    text(ax, zx + bn * c + 6.5, zy + (tx + 0.5) * c, f"thread ({tx}, {ty}): C[m][n]", va="center",
+         color=THREAD)
+
+    notes(ax, 112, 48, [
+        (f"block: BM = {bm} rows x BN = {bn} columns", C_EDGE),
+        f"= {bm * bn} threads, dim3(BM, BN)",
+        "each thread: acc += A[m][k] * B[k][n],",
+        "  k = 0 .. K-1, all from global memory",
+        ("per load, a warp reads", WARP_EDGE),
+        ("  A[m][k]: 32 rows lda apart, 32 sectors", WARP_EDGE),
+        ("  B[k][n]: one address, broadcast", WARP_EDGE),
+        ("  and stores C scattered the same way", WARP_EDGE),
+        ("configs.h: Naive = NaiveConfig<32, 8>", GREY),
+    ])
+
+
+def rung_coalesced(ax):
+    bm, bn = COALESCED["BM"], COALESCED["BN"]
+    g = gemm_panel(ax, bm, bn, scale=0.5, block=(1, 3))
+    ty, tx = 2, 9  # threadIdx.x now runs along the columns
+    s = g.scale
+    rect(ax, g.bx, g.by + ty * s, g.bw, s, fc=WARP_FILL, ec=WARP_EDGE, lw=0.8, z=4)
+    rect(ax, g.bx + tx * s, g.by + ty * s, s, s, fc=THREAD, ec=THREAD, lw=0.5, z=5)
+    ym, xn = g.by + (ty + 0.5) * s, g.bx + (tx + 0.5) * s
+    line(ax, [AX, AX + AW], [ym, ym], color=THREAD, lw=1.6, z=5)
+    line(ax, [xn, xn], [BY, BY + BH], color=THREAD, lw=1.6, z=5)
+    text(ax, AX + AW / 2, ym + 1.2, "row m of A", size=7, ha="center", color=THREAD)
+    text(ax, g.bx + g.bw + 0.8, BY + 1, f"the block's\n{bn} columns", size=7, color=B_EDGE)
+
+    c = 1.9
+    zx, zy = 90, 17
+    zoom_lines(ax, (g.bx, g.by, g.bw, g.bh), (zx, zy, bn * c, bm * c))
+    rect(ax, zx, zy, bn * c, bm * c, fc=C_FILL, ec=C_EDGE, lw=1.2)
+    grid(ax, zx, zy, bn * c, bm * c, bn, bm, color="white", lw=0.5, z=3)
+    rect(ax, zx, zy + ty * c, bn * c, c, fc=WARP_FILL, ec=WARP_EDGE, lw=1.2, z=4)
+    rect(ax, zx + tx * c, zy + ty * c, c, c, fc=THREAD, ec=THREAD, z=5)
+    for j in (0, 8, 16, 24, bn - 1):
+        text(ax, zx + (j + 0.5) * c, zy - 0.3, str(j), size=6.5, ha="center", va="bottom")
+    for i in range(bm):
+        text(ax, zx - 0.5, zy + (i + 0.5) * c, str(i), size=6.5, ha="right", va="center")
+    text(ax, zx + bn * c / 2, zy - 3.2, "threadIdx.x: column n", size=7, ha="center", va="bottom")
+    text(ax, zx + 2, zy + bm * c + 0.8, "threadIdx.y: row m", size=7)
+    arrow(ax, (zx + 34, zy + bm * c + 5), (zx + 34, zy + (ty + 1) * c + 0.2), color=WARP_EDGE)
+    text(ax, zx + 35, zy + bm * c + 3, f"a warp: one row, {WARP} consecutive columns", color=WARP_EDGE)
+    arrow(ax, (zx + (tx + 0.5) * c, zy + bm * c + 5), (zx + (tx + 0.5) * c, zy + (ty + 1) * c + 0.2),
+          color=THREAD)
+    text(ax, zx + (tx + 0.5) * c + 1, zy + bm * c + 6.5, f"thread ({tx}, {ty})", color=THREAD)
+
+    notes(ax, 90, 50, [
+        (f"block: BM = {bm} rows x BN = {bn} columns = {bm * bn} threads, dim3(BN, BM)", C_EDGE),
+        "the same arithmetic and loads as naive; per load, a warp reads",
+        ("  B[k][n .. n+31]: 128 contiguous bytes, one coalesced request", WARP_EDGE),
+        ("  A[m][k]: one address, broadcast to the warp", WARP_EDGE),
+        ("and stores one contiguous 128-byte segment of a row of C", WARP_EDGE),
+        "still two global loads per FMA",
+        ("configs.h: Coalesced = CoalescedConfig<256 / kWarpSize, kWarpSize>", GREY),
+        (f"  (kWarpSize = {WARP} on NVIDIA)", GREY),
+    ])
+
+
+def rung_smem(ax):
+    t = SMEM["TILE"]
+    g = gemm_panel(ax, t, t, scale=0.75, bk=t, ksw=4.5)
+    ty, tx = 5, 9
+    s = g.scale
+    rect(ax, g.bx + tx * s, g.by + ty * s, s, s, fc=THREAD, ec=THREAD, z=5)
+
+    c = 1.2
+    n = t * c
+    ax_, ay_ = 90, 34  # As[m][k]
+    bx_, by_ = 112, 11  # Bs[k][n]
+    cx_, cy_ = 112, 34  # the block's tile of C, one thread per element
+    route_a(ax, g, 1, (ax_ + n / 2, ay_ - 0.2))
+    route_b(ax, g, 1, (bx_ - 0.2, by_ + n / 2))
+    rect(ax, ax_, ay_, n, n, fc=SMEM_FILL, ec=A_EDGE, lw=1.0)
+    rect(ax, bx_, by_, n, n, fc=SMEM_FILL, ec=B_EDGE, lw=1.0)
+    rect(ax, cx_, cy_, n, n, fc=C_FILL, ec=C_EDGE, lw=1.0)
+    for x, y in ((ax_, ay_), (bx_, by_), (cx_, cy_)):
+        grid(ax, x, y, n, n, t, t, color="#cfcfcf", lw=0.3)
+    warp = (ty * t + tx) // WARP
+    rows = WARP // t  # thread rows a warp covers
+    rect(ax, cx_, cy_ + warp * rows * c, n, rows * c, fc=WARP_FILL, ec=WARP_EDGE, lw=0.8, z=4)
+    rect(ax, cx_ + tx * c, cy_ + ty * c, c, c, fc=THREAD, ec=THREAD, z=5)
+    rect(ax, ax_, ay_ + ty * c, n, c, fc="none", ec=THREAD, lw=1.4, z=5)  # row ty of As
+    rect(ax, bx_ + tx * c, by_, c, n, fc="none", ec=THREAD, lw=1.4, z=5)  # column tx of Bs
+    rect(ax, ax_ + tx * c, ay_ + ty * c, c, c, fc=THREAD, ec=THREAD, z=5)  # what it stages
+    rect(ax, bx_ + tx * c, by_ + ty * c, c, c, fc=THREAD, ec=THREAD, z=5)
+    text(ax, ax_ + n / 2, ay_ + n + 0.5, f"As[{t}][{t}]: As[m][k]", ha="center", color=A_EDGE)
+    text(ax, bx_ + n + 1, by_ + n / 2 - 1.5, f"Bs[{t}][{t}]:\nBs[k][n]", va="center", color=B_EDGE)
+    text(ax, cx_ + n + 1, cy_ + n / 2 - 3, f"C tile, {t} x {t}\nthreads", va="center", color=C_EDGE)
+    text(ax, cx_ + n + 1, cy_ + warp * rows * c + 1, f"warp {warp}", va="center", color=WARP_EDGE)
+    text(ax, cx_ + n + 1, cy_ + (ty + 0.5) * c + 3.5, f"thread\n(ty, tx) = ({ty}, {tx})", va="center",
+         color=THREAD)
+
+    notes(ax, 88, 58, [
+        (f"TILE = {t}: a {t} x {t} block of threads per {t} x {t} tile of C", C_EDGE),
+        "per K slice (k0 += TILE) thread (ty, tx) stages one element of each:",
+        ("  As[ty][tx] = A[m][k0 + tx],  Bs[ty][tx] = B[k0 + ty][n]", THREAD),
+        f"__syncthreads(); acc += As[ty][k] * Bs[k][tx], k < {t}; __syncthreads()",
+        f"each element fetched from global memory serves {t} outputs;",
+        "the limit moves to shared memory: two shared loads per FMA",
+        (f"shared: 2 x {t} x {t} floats = {2 * t * t * 4 // 1024} KB", GREY),
+        (f"configs.h: Smem = SmemConfig<{t}>", GREY),
+    ])
+
+
+def mini_gemm(ax, bm, bn, bk, e, kc, x0, y0, gap=2.8):
+    """As (bm x bk) left of the C tile (bm x bn), Bs (bk x bn) above it: e units an element
+    along m and n, kc along k. Returns the three origins."""
+    a = (x0, y0 + bk * kc + gap)
+    b = (x0 + bk * kc + gap, y0)
+    c = (b[0], a[1])
+    rect(ax, a[0], a[1], bk * kc, bm * e, fc=SMEM_FILL, ec=A_EDGE, lw=1.0)
+    rect(ax, b[0], b[1], bn * e, bk * kc, fc=SMEM_FILL, ec=B_EDGE, lw=1.0)
+    rect(ax, c[0], c[1], bn * e, bm * e, fc=C_FILL, ec=C_EDGE, lw=1.0)
+    grid(ax, a[0], a[1], bk * kc, bm * e, bk, 1, color="#cfcfcf", lw=0.3)
+    grid(ax, b[0], b[1], bn * e, bk * kc, 1, bk, color="#cfcfcf", lw=0.3)
+    return a, b, c
+
+
+def rung_unroll(ax):
+    bm, bn, bk, tm = (UNROLL[k] for k in ("BM", "BN", "BK", "TM"))
+    threads = (bm // tm) * bn
+    g = gemm_panel(ax, bm, bn, scale=14 / 64, bk=bk)
+    e, kc = 0.55, 0.9
+    a, b, c = mini_gemm(ax, bm, bn, bk, e, kc, 90, 11)
+    route_a(ax, g, 1, (a[0] + bk * kc / 2, a[1] - 0.2))
+    route_b(ax, g, 1, (b[0] - 0.2, b[1] + bk * kc / 2))
+    trow, tcol, k = 2, 20, 3
+    for i in range(1, bm // tm):
+        line(ax, [c[0], c[0] + bn * e], [c[1] + i * tm * e] * 2, color="white", lw=0.8, z=3)
+    wx = c[0] + (tcol // WARP) * WARP * e
+    rect(ax, wx, c[1] + trow * tm * e, WARP * e, tm * e, fc=WARP_FILL, ec=WARP_EDGE, lw=0.8, z=4)
+    rect(ax, c[0] + tcol * e, c[1] + trow * tm * e, e, tm * e, fc=THREAD, ec=THREAD, lw=0.5, z=5)
+    rect(ax, a[0], a[1] + trow * tm * e, bk * kc, tm * e, ec=THREAD, lw=1.2, z=5)
+    rect(ax, a[0] + k * kc, a[1] + trow * tm * e, kc, tm * e, fc=THREAD, ec=THREAD, z=5)
+    rect(ax, b[0] + tcol * e, b[1] + k * kc, e, kc, fc=THREAD, ec=THREAD, z=5)
+    text(ax, a[0] + bk * kc / 2, a[1] + bm * e + 0.5, f"As[{bm}][{bk}]", ha="center", color=A_EDGE)
+    text(ax, b[0] + bn * e + 1, b[1] + bk * kc / 2, f"Bs[{bk}][{bn}]", va="center", color=B_EDGE)
+    ce = c[0] + bn * e + 1
+    text(ax, ce, c[1] + trow * tm * e + 1, f"warp: trow = {trow},\ntcol = 0 .. 31", color=WARP_EDGE)
+    text(ax, ce, c[1] + 17, f"thread\n(trow, tcol)\n= ({trow}, {tcol}):\nTM x TN\n= {tm} x 1", color=THREAD)
+    arrow(ax, (ce - 0.5, c[1] + 20), (c[0] + (tcol + 1) * e + 0.3, c[1] + (trow + 0.5) * tm * e),
+          color=THREAD)
+    text(ax, ce, c[1] + bm * e - 5.5, f"C tile\n{bm} x {bn}", color=C_EDGE)
+
+    notes(ax, 88, 61, [
+        (f"{threads} threads = (BM / TM) x BN = {bm // tm} x {bn}; thread (trow, tcol) owns", C_EDGE),
+        (f"  rows trow*{tm} .. +{tm - 1} of column tcol (TM = {tm}, TN = 1)", THREAD),
+        (f"per k: bv = Bs[k][tcol] (one shared load) feeds {tm} FMAs;", THREAD),
+        f"  As[trow*{tm} + i][k] is one address for the whole warp (broadcast)",
+        f"shared loads per FMA: 2 -> 1 + 1/TM; {tm} independent accumulators",
+        (f"shared: As[{bm}][{bk}] + Bs[{bk}][{bn}] = {(bm + bn) * bk * 4 // 1024} KB", GREY),
+        (f"configs.h: Unroll = TileConfig<Shape<{bm}, {bn}, {bk}>, Shape<{tm}, 1>>", GREY),
+    ])
+
+
+def rung_thread_tile(ax):
+    bm, bn, bk, tm, tn = (TILES128[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    threads = (bm // tm) * (bn // tn)
+    g = gemm_panel(ax, bm, bn, scale=14 / 128, bk=bk)
+    e, kc = 0.27, 0.9
+    a, b, c = mini_gemm(ax, bm, bn, bk, e, kc, 90, 11)
+    route_a(ax, g, 1, (a[0] + bk * kc / 2, a[1] - 0.2))
+    route_b(ax, g, 1, (b[0] - 0.2, b[1] + bk * kc / 2))
+    grid(ax, c[0], c[1], bn * e, bm * e, bn // tn, bm // tm, color="white", lw=0.5)
+    tr, tc, k = 5, 9, 3
+    warp = (tr * (bn // tn) + tc) // WARP
+    rows = WARP // (bn // tn)
+    rect(ax, c[0], c[1] + warp * rows * tm * e, bn * e, rows * tm * e, fc=WARP_FILL, ec=WARP_EDGE, z=4)
+    rect(ax, c[0] + tc * tn * e, c[1] + tr * tm * e, tn * e, tm * e, fc=THREAD, ec=THREAD, z=5)
+    rect(ax, a[0], a[1] + tr * tm * e, bk * kc, tm * e, ec=THREAD, lw=1.0, z=5)
+    rect(ax, a[0] + k * kc, a[1] + tr * tm * e, kc, tm * e, fc=THREAD, ec=THREAD, z=5)
+    rect(ax, b[0] + tc * tn * e, b[1], tn * e, bk * kc, ec=THREAD, lw=1.0, z=5)
+    rect(ax, b[0] + tc * tn * e, b[1] + k * kc, tn * e, kc, fc=THREAD, ec=THREAD, z=5)
+    text(ax, a[0] + bk * kc / 2, a[1] + bm * e + 0.5, f"As[{bm}][{bk}]", ha="center", color=A_EDGE)
+    text(ax, b[0] + bn * e + 1, b[1] + bk * kc / 2, f"Bs[{bk}][{bn}]", va="center", color=B_EDGE)
+    ce = c[0] + bn * e + 1
+    text(ax, ce, c[1] + warp * rows * tm * e - 0.3, f"warp {warp}", color=WARP_EDGE)
+    text(ax, ce, c[1] + 12, f"thread\n(tr, tc) = ({tr}, {tc}):\nTM x TN\n= {tm} x {tn}", color=THREAD)
+    arrow(ax, (ce - 0.5, c[1] + 15), (c[0] + (tc + 1) * tn * e + 0.3, c[1] + (tr + 0.5) * tm * e),
+          color=THREAD)
+    text(ax, ce, c[1] + bm * e - 5.5, f"C tile {bm} x {bn}:\n{bm // tm} x {bn // tn} threads", color=C_EDGE)
+
+    notes(ax, 88, 61, [
+        (f"{threads} threads, each a TM x TN = {tm} x {tn} tile of C", C_EDGE),
+        (f"per k: ra[i] = As[tr*{tm} + i][k], rb[j] = Bs[k][tc*{tn} + j]", THREAD),
+        (f"  then acc[i][j] += ra[i] * rb[j]: {tm} + {tn} shared loads, {tm * tn} FMAs", THREAD),
+        f"each element fetched from global memory serves {bm} outputs",
+        "scalar loads; ~100+ registers a thread cap the occupancy",
+        (f"shared: As[{bm}][{bk}] + Bs[{bk}][{bn}] = {(bm + bn) * bk * 4 // 1024} KB", GREY),
+        (f"configs.h: Tiles128 = TileConfig<Shape<{bm}, {bn}, {bk}>, Shape<{tm}, {tn}>>", GREY),
+    ])
+
+
+def strip(ax, x, y, n, k, e, kc, edge, pad=0, label=None):
+    """A shared-memory tile stored [k][n]: k rows of n floats (plus pad), e x kc units a float."""
+    rect(ax, x, y, n * e, k * kc, fc=SMEM_FILL, ec=edge, lw=1.0)
+    grid(ax, x, y, n * e, k * kc, 1, k, color="#cfcfcf", lw=0.3)
+    if pad:
+        rect(ax, x + n * e, y, pad * e, k * kc, fc="white", ec=GREY, lw=0.8, hatch="////")
     if label:
-        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=fs)
+        text(ax, x, y - 0.3, label, va="bottom", color=edge)
 
 
-def draw(stem: str, out_dir: str) -> str:
-    idea, (bm, bn), bk, (tm, tn), (wm, wn), smem, note = RUNGS[stem]
-    fig, (ax_c, ax_ab, ax_s) = plt.subplots(1, 3, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.2, 1.2, 1.0]})
-    for ax in (ax_c, ax_ab, ax_s):
-        ax.set_aspect("equal")
-        ax.axis("off")
-    # C: the block tile (to scale), a warp's part and a thread's part.
-    _box(ax_c, 0, 0, bn, bm, BLOCK)
-    ax_c.text(bn / 2, bm + bm * 0.04, f"block tile of C: BM = {bm} x BN = {bn}", ha="center", va="bottom", fontsize=9)
-    _box(ax_c, 0, bm - wm, wn, wm, WARP, alpha=0.9)
-    if stem == "09_warptile":  # the lane's four 8 x 4 sub-tiles inside its warp's tile, the 8 warps
-        for i in range(2):
-            for j in range(2):
-                _box(ax_c, j * 32, bm - 8 - i * 32, 4, 8, THREAD)
-        for w in range(8):
-            r, c = divmod(w, 4)
-            ax_c.add_patch(Rectangle((c * 64, bm - (r + 1) * 64), 64, 64, fill=False, edgecolor="grey", lw=0.8))
-        thread_label = "a lane: 2 x 2 sub-tiles of 8 x 4"
-    else:
-        _box(ax_c, 0, bm - tm, tn, tm, THREAD)
-        thread_label = f"a thread: {tm} x {tn}"
-    arrow = dict(arrowstyle="->", lw=0.8)
-    ax_c.annotate(f"a warp: {wm} x {wn}", xy=(wn, bm - wm / 2), xytext=(bn * 1.08, bm * 0.75), fontsize=8,
-                  va="center", arrowprops=arrow)
-    ax_c.annotate(thread_label, xy=(tn / 2, bm - tm / 2), xytext=(bn * 1.08, bm * 0.3), fontsize=8,
-                  va="center", color=THREAD, arrowprops=dict(arrow, color=THREAD))
-    ax_c.set_xlim(-4, bn * 2.1)
-    ax_c.set_ylim(-bm * 0.15, bm * 1.15)
-    # A and B: the slices the block reads for one step of K.
-    s = max(bm, bn)
-    kw = max(bk, 1) * (s / 64)  # K drawn wider than to scale, so that BK = 1 is visible
-    _box(ax_ab, 0, s - bm, kw, bm, A_COL)
-    ax_ab.text(kw / 2, s - bm - s * 0.05, f"A: {bm} x {bk}", ha="center", va="top", fontsize=8)
-    _box(ax_ab, kw + s * 0.15, s - kw, bn, kw, B_COL)
-    ax_ab.text(kw + s * 0.15 + bn / 2, s - kw - s * 0.05, f"B: {bk} x {bn}", ha="center", va="top", fontsize=8)
-    ax_ab.text(0, s + s * 0.05, "read per step of K" if bk > 1 else "read per k (no reuse)", fontsize=9)
-    ax_ab.set_xlim(-4, kw + s * 0.2 + bn)
-    ax_ab.set_ylim(-s * 0.35, s * 1.2)
-    # Shared memory.
-    if smem is None:
-        ax_s.text(0.5, 0.5, "no shared memory:\nevery operand from global memory", ha="center", va="center",
-                  fontsize=9, transform=ax_s.transAxes)
-    else:
-        buffers = 2 if smem == "double" else 1
-        pad = 4 if smem in ("padded", "double") and stem != "03_smem" and stem != "04_unroll" else 0
-        a_shape = (bk, bm) if smem != "plain" else (bm, bk)
-        h = 1.0 / (buffers * 2 + 1)
-        for b in range(buffers):
-            y = 1 - (b * 2 + 1) * h
-            lab = f"As[{'k][m' if smem != 'plain' else 'm][k'}]" + (f" + {pad} pad" if pad else "") + \
-                (f"  buffer {b}" if buffers > 1 else "")
-            ax_s.add_patch(Rectangle((0.05, y), 0.8, h * 0.8, transform=ax_s.transAxes, facecolor=SMEM, edgecolor="k"))
-            if pad:
-                ax_s.add_patch(Rectangle((0.85, y), 0.05, h * 0.8, transform=ax_s.transAxes, facecolor="white",
-                                         edgecolor="k", hatch="//"))
-            ax_s.text(0.45, y + h * 0.4, f"{lab}  ({a_shape[0]} x {a_shape[1]})", transform=ax_s.transAxes,
-                      ha="center", va="center", fontsize=8)
-            y2 = y - h * 0.95
-            ax_s.add_patch(Rectangle((0.05, y2), 0.8, h * 0.8, transform=ax_s.transAxes, facecolor=SMEM,
-                                     edgecolor="k", alpha=0.6))
-            ax_s.text(0.45, y2 + h * 0.4, f"Bs[k][n]  ({bk} x {bn})" + (f"  buffer {b}" if buffers > 1 else ""),
-                      transform=ax_s.transAxes, ha="center", va="center", fontsize=8)
-        ax_s.text(0.5, 0.02, "shared memory", transform=ax_s.transAxes, ha="center", fontsize=9)
-    n = int(stem[:2])
-    fig.suptitle(f"{n}. {stem[3:]}: {idea}", fontsize=11)
-    fig.text(0.5, 0.03, note, ha="center", fontsize=9, style="italic")
-    fig.tight_layout(rect=(0, 0.06, 1, 0.93))
-    path = os.path.join(out_dir, f"{stem}.png")
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return path
+def rung_vectorized(ax):
+    bm, bn, bk, tm, tn = (TILES128[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    threads = (bm // tm) * (bn // tn)
+    g = gemm_panel(ax, bm, bn, scale=14 / 128, bk=bk)
+    e, kc = 0.42, 1.0
+    sx = 104
+    bsy, asy = 12, 27
+    strip(ax, sx, bsy, bn, bk, e, kc, B_EDGE, label=f"Bs[{bk}][{bn}]: Bs[k][n], as B is stored")
+    strip(ax, sx, asy, bm, bk, e, kc, A_EDGE, label=f"As[{bk}][{bm}]: As[k][m], A transposed")
+    text(ax, sx - 0.5, bsy + bk * kc / 2, "k", size=7, ha="right", va="center", color=GREY)
+    text(ax, sx - 0.5, asy + bk * kc / 2, "k", size=7, ha="right", va="center", color=GREY)
+    route_b(ax, g, 1, (sx - 2.5, bsy + 2))
+
+    # A piece of the A slice in global memory (row-major), magnified: rows r .. r+3, k 0..7.
+    r = 40
+    q = 1.5
+    px, py = 88, 46
+    rect(ax, px, py, bk * q, 4 * q, fc="white", ec=A_EDGE, lw=1.0)
+    grid(ax, px, py, bk * q, 4 * q, bk, 4, color="#cfcfcf", lw=0.3)
+    rect(ax, px, py, 4 * q, q, fc=THREAD, ec=THREAD, z=4)
+    rect(ax, px + 4 * q, py, 4 * q, q, fc="#fb9a99", ec=THREAD, z=4)
+    text(ax, px, py - 0.5, f"A slice, rows {r}..{r + 3}\n(global, row-major)", size=7, va="bottom",
+         color=A_EDGE)
+    text(ax, px + bk * q / 2, py + 4 * q + 0.4, "k = 0 .. 7", size=7, ha="center", color=GREY)
+    route_a(ax, g, 1, (px + bk * q / 2, py - 6))
+    # ... whose float4 A[r][0..3] lands in column r of As, rows 0..3.
+    colx = sx + r * e
+    rect(ax, colx, asy, e, 4 * kc, fc=THREAD, ec=THREAD, z=5)
+    rect(ax, colx, asy + 4 * kc, e, 4 * kc, fc="#fb9a99", ec=THREAD, z=5)
+    arrow(ax, (px + 2 * q, py), (px + 2 * q, asy + 6), (colx - 0.3, asy + 2), color=THREAD)
+    text(ax, px + 2 * q + 1, 38, "float4 A[r][k..k+3]\n-> 4 scalar stores\n    into As[k..k+3][r]",
+         size=7, color=THREAD)
+    # B's float4 are stored as they are: B[k][n..n+3] -> Bs[k][n..n+3].
+    rect(ax, sx + 20 * e, bsy + 1 * kc, 4 * e, kc, fc=B_DARK, ec=B_EDGE, z=5)
+    # The thread's fragments for one k, read as float4.
+    tr, tc, k = 5, 9, 5
+    for i in range(tm // 4):
+        rect(ax, sx + (tr * tm + 4 * i) * e, asy + k * kc, 4 * e, kc, fc="none", ec="black", lw=1.3, z=6)
+    for j in range(tn // 4):
+        rect(ax, sx + (tc * tn + 4 * j) * e, bsy + k * kc, 4 * e, kc, fc="none", ec="black", lw=1.3, z=6)
+    text(ax, sx + (tr * tm + tm) * e + 0.8, asy + bk * kc + 0.4,
+         f"^ thread ({tr}, {tc}) reads As[k][{tr * tm}..{tr * tm + tm - 1}] as 2 float4", size=7)
+    text(ax, sx + (tc * tn) * e - 0.5, bsy + bk * kc + 0.4, f"^ Bs[k][{tc * tn}..{tc * tn + tn - 1}]: 2 float4",
+         size=7)
+
+    notes(ax, 104, 46, [
+        (f"per K slice each of the {threads} threads loads one float4", C_EDGE),
+        f"  of A (row t/2, k = 4(t%2)) and one of B: {bm * bk // 4 // threads} LDG.128",
+        "  each (thread_tile: 4 + 4 scalar loads)",
+        (f"per k: {tm // 4} + {tn // 4} LDS.128 (thread_tile: {tm} + {tn} LDS.32),", "black"),
+        f"  then the same {tm} x {tn} outer product; C stored as float4",
+        ("left over: bank conflicts. As[k][r] and As[k+4][r] are", THREAD),
+        (f"  {4 * bm} floats apart (pitch {bm}): one bank", THREAD),
+        (f"configs.h: Tiles128 (as thread_tile), {bm} x {bn} x {bk}, {tm} x {tn}", GREY),
+    ])
+    text(ax, 88, 62, "as float4\n(LDG.128)", size=7, color=THREAD)
 
 
-def main(argv: list[str]) -> int:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out_dir = argv[0] if argv else os.path.join(root, "docs", "img", "ladder")
-    os.makedirs(out_dir, exist_ok=True)
-    for stem in RUNGS:
-        print(draw(stem, out_dir))
-    return 0
+def rung_bank_free(ax):
+    bm, bn, bk, tm, tn = (TILES128[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    pad = 4
+    gm, gn = bm // (tm // 4), bn // (tn // 4)
+    g = gemm_panel(ax, bm, bn, scale=14 / 128, bk=bk)
+    e, kc = 0.4, 1.0
+    sx, asy, bsy = 92, 13, 30
+    strip(ax, sx, asy, bm, bk, e, kc, A_EDGE, pad=pad,
+          label=f"As[{bk}][{bm} + {pad}]: As[k][m], each row padded by {pad} floats")
+    strip(ax, sx, bsy, bn, bk, e, kc, B_EDGE, label=f"Bs[{bk}][{bn}]: Bs[k][n], no padding")
+    text(ax, sx + (bm + pad) * e + 0.6, asy + bk * kc / 2, f"pad\n{pad}", size=7, va="center", color=GREY)
+    route_a(ax, g, 1, (sx + 10, asy + bk * kc + 0.2), gap_y=31.0)
+    route_b(ax, g, 1, (sx - 0.2, bsy + bk * kc / 2))
+    tr, tc, k = 5, 9, 5
+    # 16 threads tc = 0..15 read one float4 each at n = tc*4: 64 consecutive floats.
+    rect(ax, sx, bsy + k * kc, gn * e, kc, fc=WARP_FILL, ec=WARP_EDGE, lw=0.8, z=4)
+    for gi in range(tm // 4):
+        rect(ax, sx + (gi * gm + tr * 4) * e, asy + k * kc, 4 * e, kc, fc=THREAD, ec="black", lw=1.0, z=6)
+    for gj in range(tn // 4):
+        rect(ax, sx + (gj * gn + tc * 4) * e, bsy + k * kc, 4 * e, kc, fc=THREAD, ec="black", lw=1.0, z=6)
+    text(ax, sx, bsy + bk * kc + 0.4, f"tc = 0 .. 15: one float4 each, {gn} consecutive floats",
+         size=7, color=WARP_EDGE)
+    text(ax, sx + (gm + tr * 4) * e - 12, asy + bk * kc + 0.4,
+         f"^ groups of 4, {gm} apart", size=7, color=THREAD)
+    # Column m of As: As[k][m] and As[k + 4][m] are 4 * (BM + pad) floats apart: 16 banks.
+    text(ax, sx + 2, asy + bk * kc + 4.3, "", size=7)
+
+    # The thread's C tile: 2 x 2 blocks of 4 x 4, half the block tile apart.
+    q = 0.25
+    cx, cy = 90, 46
+    rect(ax, cx, cy, bn * q, bm * q, fc=C_FILL, ec=C_EDGE, lw=1.0)
+    line(ax, [cx + gn * q] * 2, [cy, cy + bm * q], color=C_EDGE, lw=0.6, ls=(0, (2, 2)))
+    line(ax, [cx, cx + bn * q], [cy + gm * q] * 2, color=C_EDGE, lw=0.6, ls=(0, (2, 2)))
+    for gi in range(tm // 4):
+        for gj in range(tn // 4):
+            rect(ax, cx + (gj * gn + tc * 4) * q, cy + (gi * gm + tr * 4) * q, 4 * q, 4 * q,
+                 fc=THREAD, ec=THREAD, z=5)
+    text(ax, cx, cy - 0.4, f"C tile {bm} x {bn}: thread ({tr}, {tc})", size=7, va="bottom", color=C_EDGE)
+    text(ax, cx + bn * q / 2, cy + bm * q + 0.4, f"2 x 2 blocks of 4 x 4, {gm} apart", size=7,
+         ha="center", color=THREAD)
+
+    notes(ax, 126, 46, [
+        ("A's transposed stores: As[k][m]", A_EDGE),
+        (f"and As[k+4][m] are 4 x {bm + pad} floats", A_EDGE),
+        ("apart: 16 banks, not 0 (2-way", A_EDGE),
+        ("conflict with pitch 128)", A_EDGE),
+        ("fragment reads: a thread's 8", THREAD),
+        (f"columns are 2 float4, {gn} apart, so", THREAD),
+        ("the 16 tc threads of a warp read", THREAD),
+        ("64 consecutive floats", THREAD),
+        (f"cost: {bk} x {pad} floats of padding", GREY),
+        ("configs.h: Tiles128", GREY),
+    ], size=7, dy=2.75)
+
+
+def rung_double_buffer(ax):
+    cfg = TILES128_TWO
+    bm, bn, bk, tm, tn = (cfg[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    pad = 4
+    g = gemm_panel(ax, bm, bn, scale=14 / 128, bk=bk, kslices=(1, 2))
+    text(ax, AX + 2.5 * g.ksw + 1.6, g.by + g.bh / 2, "s+1", size=6.5, va="center", color=A_EDGE, box=True)
+    text(ax, AX + 1.5 * g.ksw, g.by + g.bh + 4.3, "slice s", size=6.5, ha="center", color=A_EDGE)
+    e, kc = 0.38, 0.75
+    sx = 100
+    ys = {"As[0]": 12, "As[1]": 20, "Bs[0]": 30, "Bs[1]": 38}
+    for name, y in ys.items():
+        is_a = name.startswith("A")
+        strip(ax, sx, y, bm if is_a else bn, bk, e, kc, A_EDGE if is_a else B_EDGE, pad=pad if is_a else 0)
+        text(ax, sx - 0.6, y + bk * kc / 2, name, ha="right", va="center", color=A_EDGE if is_a else B_EDGE)
+    for name in ys:  # cur = 0: buffer 0 holds slice s, buffer 1 receives slice s+1
+        is_a, cur = name.startswith("A"), name.endswith("[0]")
+        n = bm if is_a else bn
+        rect(ax, sx, ys[name], n * e, bk * kc, fc=(A_DARK if is_a else B_DARK) if cur else "none",
+             ec=A_EDGE if is_a else B_EDGE, hatch=None if cur else "////", lw=1.0, z=2.5)
+    xe = sx + (bm + pad) * e + 1
+    text(ax, xe, ys["As[0]"] + 3, "cur: slice s,\nread by the FMAs", size=7, va="center")
+    text(ax, xe, ys["As[1]"] + 3.5, "cur ^ 1: slice s+1,\nstored after them", size=7, va="center")
+    text(ax, sx, ys["As[0]"] - 0.3, f"As[2][{bk}][{bm} + {pad}]", va="bottom", color=A_EDGE)
+    text(ax, sx, ys["Bs[0]"] - 0.3, f"Bs[2][{bk}][{bn}]", va="bottom", color=B_EDGE)
+    xa = g.aslice[2][0] + g.ksw / 2
+    arrow(ax, (xa, g.by), (xa, 31.0), (93, 31.0), (93, ys["As[1]"] + 3), (sx - 4.5, ys["As[1]"] + 3),
+          color=A_EDGE)
+    x, y, w, h = g.bslice[2]
+    arrow(ax, (x + w, y + h / 2), (sx - 5, y + h / 2), (sx - 5, ys["Bs[1]"] + 3), (sx - 4.5, ys["Bs[1]"] + 3),
+          color=B_EDGE)
+
+    # One K slice in time.
+    tx0, ty0, span = 100, 52, 54
+    text(ax, tx0 - 12, ty0 - 3.2, "one K slice, in time:", size=7.5, weight="bold")
+    bars = [
+        ("LDG slice s+1", 0.0, 0.62, "#bdbdbd", "global loads in flight"),
+        ("FMAs, slice s", 0.04, 0.80, C_FILL, f"{bk} x {tm} x {tn} FMAs a thread"),
+        ("STS s+1", 0.80, 0.91, A_FILL, "into buffer cur ^ 1"),
+        ("barrier", 0.91, 0.96, WARP_FILL, "one per slice"),
+    ]
+    for i, (name, t0, t1, fc, note) in enumerate(bars):
+        y = ty0 + i * 3.2
+        text(ax, tx0 - 0.8, y + 1.2, name, size=7, ha="right", va="center")
+        rect(ax, tx0 + t0 * span, y, (t1 - t0) * span, 2.4, fc=fc, ec=GREY, lw=0.6)
+        if i < 2:
+            text(ax, tx0 + t0 * span + 1, y + 1.2, note, size=6.5, va="center")
+    text(ax, tx0 + span, ty0 + 13.2, "cur ^= 1", size=7, ha="right")
+
+    notes(ax, 88, 70, [
+        "slice s+1 goes global -> registers while slice s is computed,",
+        "  and registers -> the other buffer after it; one barrier both",
+        "  publishes s+1 and retires s (bank_free: two barriers a slice)",
+        (f"shared: 2 x {bk} x ({bm + pad} + {bn}) floats = {2 * bk * (bm + pad + bn) * 4 / 1000:.1f} KB;"
+         f" MIN_BLOCKS = {cfg['MIN_BLOCKS']}", GREY),
+        (f"configs.h: Tiles128TwoBlocks = TileConfig<Shape<{bm}, {bn}, {bk}>,", GREY),
+        (f"  Shape<{tm}, {tn}>, /*MIN_BLOCKS=*/{cfg['MIN_BLOCKS']}>", GREY),
+    ], size=7, dy=2.7)
+
+
+def warptile_derived(cfg):
+    d = dict(cfg)
+    d["kWarps"] = (d["BM"] // d["WM"]) * (d["BN"] // d["WN"])
+    d["kThreads"] = d["kWarps"] * WARP
+    d["WMITER"] = d["WM"] * d["WN"] // (WARP * d["TM"] * d["TN"] * d["WNITER"])
+    d["WSUBM"], d["WSUBN"] = d["WM"] // d["WMITER"], d["WN"] // d["WNITER"]
+    d["kPitchA"], d["kPitchB"] = d["BM"] + 4, d["BN"] + 4
+    d["kSmemBytes"] = 4 * 2 * d["BK"] * (d["kPitchA"] + d["kPitchB"])
+    assert (d["WSUBM"] // d["TM"]) * (d["WSUBN"] // d["TN"]) == WARP
+    return d
+
+
+def rung_warptile(ax):
+    d = warptile_derived(WARPTILE_LARGE)
+    sm = warptile_derived(WARPTILE_SMALL)
+    bm, bn, bk, wm, wn, tm, tn = (d[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN"))
+    wmi, wni, wsm, wsn = d["WMITER"], d["WNITER"], d["WSUBM"], d["WSUBN"]
+    g = gemm_panel(ax, bm, bn, scale=24 / 256, bk=bk)
+    s = g.scale
+    wcols = bn // wn
+    for i in range(1, wcols):
+        line(ax, [g.bx + i * wn * s] * 2, [g.by, g.by + g.bh], color=WARP_EDGE, lw=0.6, z=4)
+    for j in range(1, bm // wm):
+        line(ax, [g.bx, g.bx + g.bw], [g.by + j * wm * s] * 2, color=WARP_EDGE, lw=0.6, z=4)
+    warp = 5
+    wx, wy = g.bx + (warp % wcols) * wn * s, g.by + (warp // wcols) * wm * s
+    rect(ax, wx, wy, wn * s, wm * s, fc=WARP_FILL, ec=WARP_EDGE, lw=1.0, z=4.5)
+    for w in range(d["kWarps"]):
+        text(ax, g.bx + (w % wcols + 0.5) * wn * s, g.by + (w // wcols + 0.5) * wm * s, str(w), size=6.5,
+             ha="center", va="center", color=WARP_EDGE)
+
+    # The warp tile: WMITER x WNITER sub-tiles, each one fragment per lane.
+    z = 0.55
+    zx, zy = 92, 14
+    zoom_lines(ax, (wx, wy, wn * s, wm * s), (zx, zy, wn * z, wm * z))
+    rect(ax, zx, zy, wn * z, wm * z, fc=WARP_FILL, ec=WARP_EDGE, lw=1.2)
+    lanes_n = wsn // tn
+    lane = 9
+    for si in range(wmi):
+        for sj in range(wni):
+            ox, oy = zx + sj * wsn * z, zy + si * wsm * z
+            grid(ax, ox, oy, wsn * z, wsm * z, wsn // tn, wsm // tm, color="white", lw=0.6)
+            rect(ax, ox + (lane % lanes_n) * tn * z, oy + (lane // lanes_n) * tm * z, tn * z, tm * z,
+                 fc=THREAD, ec=THREAD, z=5)
+            rect(ax, ox, oy, wsn * z, wsm * z, ec=WARP_EDGE, lw=1.2, z=6)
+    for ln in range(WARP):  # lane numbers in the first sub-tile
+        if ln != lane:
+            text(ax, zx + (ln % lanes_n + 0.5) * tn * z, zy + (ln // lanes_n + 0.5) * tm * z, str(ln),
+                 size=5.5, ha="center", va="center", color=WARP_EDGE)
+    text(ax, zx + wn * z / 2, zy - 0.4, f"warp {warp}: WM x WN = {wm} x {wn}", ha="center", va="bottom",
+         color=WARP_EDGE)
+    text(ax, zx + wsn * z / 2, zy + wm * z + 0.4, f"WSUBN = {wsn}", size=7, ha="center", color=WARP_EDGE)
+    text(ax, zx - 0.5, zy + wsm * z / 2, f"WSUBM\n= {wsm}", size=7, ha="right", va="center", color=WARP_EDGE)
+
+    notes(ax, 130, 14, [
+        (f"{wmi} x {wni} sub-tiles", WARP_EDGE),
+        (f"(WMITER = {wmi},", WARP_EDGE),
+        (f" WNITER = {wni}), each", WARP_EDGE),
+        (f"{wsm // tm} x {lanes_n} lane fragments", WARP_EDGE),
+        (f"of TM x TN = {tm} x {tn}", THREAD),
+        (f"lane {lane}: one in each", THREAD),
+        (f"= {wmi * tm} x {wni * tn} outputs", THREAD),
+        (f"{d['kWarps']} warps = {d['kThreads']} threads,", C_EDGE),
+        ("1 block per SM", C_EDGE),
+    ], size=7, dy=2.75)
+
+    # Shared memory: two padded buffers of each operand (sizes in floats, drawn to one scale).
+    e, kc = 0.18, 0.45
+    sx, sy = 100, 55
+    for b in range(2):
+        strip(ax, sx, sy + b * 4.2, bm, bk, e, kc, A_EDGE, pad=4)
+        strip(ax, sx + (bm + 4) * e + 3, sy + b * 4.2, bn, bk, e, kc, B_EDGE, pad=4)
+    rect(ax, sx, sy, bm * e, bk * kc, fc=A_DARK, ec=A_EDGE, z=2.5)
+    rect(ax, sx + (bm + 4) * e + 3, sy, bn * e, bk * kc, fc=B_DARK, ec=B_EDGE, z=2.5)
+    text(ax, sx - 0.6, sy + 1.8, "buffer 0", size=6.5, ha="right", va="center")
+    text(ax, sx - 0.6, sy + 6.0, "buffer 1", size=6.5, ha="right", va="center")
+    text(ax, sx, sy - 0.3, f"As[2][{bk}][{bm} + 4]", size=7, va="bottom", color=A_EDGE)
+    text(ax, sx + (bm + 4) * e + 3, sy - 0.3, f"Bs[2][{bk}][{bn} + 4]", size=7, va="bottom", color=B_EDGE)
+    route_a(ax, g, 1, (sx + 5, sy - 3))
+
+    notes(ax, 88, 66.5, [
+        (f"WarptileLarge = WarptileConfig<Shape<{bm}, {bn}, {bk}>, Shape<kWarpRows = {wm}, {wn}>,", GREY),
+        (f"  Shape<{tm}, {tn}>, WNITER = {wni}>; WMITER = {wm}*{wn} / ({WARP}*{tm}*{tn}*{wni}) = {wmi};"
+         f" {d['kSmemBytes']} B shared", GREY),
+        ("per k a lane reads its fragments as float4 (one per 4 rows / columns)", "black"),
+        (f"  and does {wmi * tm} x {wni * tn} = {wmi * tm * wni * tn} FMAs (serpentine order); "
+         "double-buffered as double_buffer", "black"),
+        (f"WarptileSmall (too few large tiles): {sm['BM']} x {sm['BN']} x {sm['BK']}, warp {sm['WM']} x "
+         f"{sm['WN']}, lane {sm['TM']} x {sm['TN']}", GREY),
+        (f"  ({sm['WMITER'] * sm['TM']} x {sm['WNITER'] * sm['TN']} in all), "
+         f"{sm['MIN_BLOCKS']} blocks per SM; csrc/ladder/warptile.cu picks", GREY),
+    ], size=6.8, dy=2.55)
+
+
+RUNGS = [
+    ("01_naive", f"01. naive: one thread per element of C, operands from global memory", rung_naive),
+    ("02_coalesced", "02. coalesced: a warp along a row of C, so loads of B and stores of C coalesce",
+     rung_coalesced),
+    ("03_smem", f"03. smem: {SMEM['TILE']} x {SMEM['TILE']} tiles of A and B staged in shared memory",
+     rung_smem),
+    ("04_unroll", f"04. unroll: {UNROLL['TM']} outputs per thread, one shared load of B feeds "
+     f"{UNROLL['TM']} FMAs", rung_unroll),
+    ("05_thread_tile", f"05. thread_tile: each thread a {TILES128['TM']} x {TILES128['TN']} tile of C, "
+     "outer products from registers", rung_thread_tile),
+    ("06_vectorized", "06. vectorized: float4 loads, A transposed in shared memory", rung_vectorized),
+    ("07_bank_free", "07. bank_free: padded A rows, split fragments: no bank conflicts", rung_bank_free),
+    ("08_double_buffer", "08. double_buffer: the next K slice loads while this one is computed",
+     rung_double_buffer),
+    ("09_warptile", "09. warptile: block -> warp -> thread, "
+     f"{warptile_derived(WARPTILE_LARGE)['WMITER'] * WARPTILE_LARGE['TM']} x "
+     f"{WARPTILE_LARGE['WNITER'] * WARPTILE_LARGE['TN']} outputs per thread", rung_warptile),
+]
+
+
+def main(argv: list[str] | None = None) -> list[pathlib.Path]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", type=pathlib.Path, default=ROOT / "docs" / "img" / "ladder",
+                        help="output folder (default: docs/img/ladder under the repository root)")
+    args = parser.parse_args(argv)
+    check_configs()
+    plt.rcParams.update({"font.family": "DejaVu Sans", "hatch.linewidth": 0.5, "svg.hashsalt": "ladder"})
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem, title, draw in RUNGS:
+        fig, ax = new_figure(title)
+        draw(ax)
+        path = args.out / f"{stem}.png"
+        fig.savefig(path, dpi=100, metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
+        plt.close(fig)
+        print(path)
+        written.append(path)
+    return written
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    main()
