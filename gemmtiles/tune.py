@@ -16,6 +16,14 @@ it uses its heuristic.
     python -m gemmtiles.tune                       # the bench's shapes, to the user's cache
     python -m gemmtiles.tune --shapes 24x5504x2048,24x2048x5504:NT --out table.txt
     python -m gemmtiles.tune --shapes 1x2048x2048:NT --metric wall   # a host-bound loop's shapes
+    python -m gemmtiles.tune --fit-tensor-cores    # the tensor-core model, fitted to this GPU
+
+`--fit-tensor-cores` times auto (exact), `tf32` and `tf32x3` on shapes drawn at random with a
+training seed (`--fit-shapes`), fits the model behind auto's tensor-core choice
+(gemmtiles.tensor_core_model), reports its rule on a sample drawn with another seed
+(`--check-shapes`), and writes the model's line into the table; with it alone, the table holds
+no per-shape entries. A table written without it keeps the model line of the table auto reads
+now (the shipped H100 table has one).
 
 By default a candidate's time is the GPU's time for its kernels alone. `--metric wall` times
 calls issued back to back instead (the host's dispatch of each included, the GPU synchronised
@@ -37,6 +45,7 @@ from typing import Optional
 import torch
 
 from . import _ops, _tables
+from . import tensor_core_model as tcm
 from ._ops import _C
 from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, back_to_back, cublas_matmul, shape_set
 
@@ -227,6 +236,44 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
             "entry": _entry(shape, *best[:3])}
 
 
+def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes: list[Shape],
+                     budget_s: float = 0.05) -> str:
+    """Times auto (exact), tf32 and tf32x3 on `fit_shapes`, fits the tensor-core model, prints
+    its rule's check on both samples, and returns the table's model line."""
+    from . import bench
+
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    tiers = ["auto", "tf32", "tf32x3"]
+
+    def timed(shapes):
+        with tcm_exact():
+            return tcm.samples_from_rows(bench.run(tiers, shapes, device, warmup=2, repeats=10, budget_s=budget_s,
+                                                   progress=False))
+
+    train = timed(fit_shapes)
+    params = tcm.fit(train, sms)
+    print("tensor-core model: " + ", ".join(f"{k} {v:.4g}" for k, v in params.items()))
+    for label, data in (("fit", train), ("check", timed(check_shapes))):
+        for tier in ("tf32", "tf32x3"):
+            r = tcm.check(data, params, tier, sms)
+            print(f"  {label:<5} {tier:<7} chosen on {r['chosen']}/{r['shapes']}, more than 3% slower than the exact "
+                  f"kernels on {r['slower']}, {r['speedup']:.2f}x over them (the oracle {r['oracle']:.2f}x)")
+    return tcm.model_line(params) + f"   # fitted on {len(fit_shapes)} random shapes"
+
+
+def _tiers_on(device: torch.device) -> list[str]:
+    from . import tiers
+
+    return tiers(device)
+
+
+def tcm_exact():
+    """auto on its exact kernels while the model's data are timed, whatever the settings."""
+    from .precision import fp32_precision
+
+    return fp32_precision("ieee")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = _Parser(prog="python -m gemmtiles.tune", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda", help="the CUDA device to tune (default: the current one)")
@@ -241,6 +288,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="gpu: the GPU's time for a call's kernels (default); wall: the time per call of "
                         "calls issued back to back, the host's dispatch included (--budget sets how many; "
                         "--repeats is for gpu)")
+    p.add_argument("--fit-tensor-cores", action="store_true",
+                   help="fit the tensor-core model on this GPU (random shapes, a training and a check seed) and "
+                        "write it into the table; alone, without per-shape entries")
+    p.add_argument("--fit-shapes", default="random:120:1", help="the fit's sample (default random:120:1)")
+    p.add_argument("--check-shapes", default="random:120:2", help="the check's sample (default random:120:2)")
     args = p.parse_args(argv)
     if not args.budget > 0:
         p.error(f"--budget: expected seconds > 0, got {args.budget}")
@@ -254,9 +306,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     if device.index >= torch.cuda.device_count():
         p.error(f"--device: {args.device!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
     try:
-        shapes = shape_set(args.shapes, "cuda") if args.shapes else default_shapes()
+        shapes = shape_set(args.shapes, "cuda") if args.shapes else [] if args.fit_tensor_cores else default_shapes()
+        fit_shapes = shape_set(args.fit_shapes, "cuda") if args.fit_tensor_cores else []
+        check_shapes = shape_set(args.check_shapes, "cuda") if args.fit_tensor_cores else []
     except ValueError as e:
         p.error(str(e))
+    if args.fit_tensor_cores and "tf32" not in _tiers_on(device):
+        p.error("--fit-tensor-cores: the tensor-core tiers do not run on this GPU or build (python -m gemmtiles.info)")
     if any(min(s.m, s.n, s.k) < 1 for s in shapes):
         p.error("--shapes: every size must be >= 1 to tune")
     if any(s.layout not in ("NN", "NT") for s in shapes):
@@ -270,6 +326,13 @@ def main(argv: Optional[list[str]] = None) -> int:
              "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto/plan.h)"]
     if args.metric == "wall":
         lines.insert(1, "# timed with --metric wall: the time per call of calls issued back to back")
+    if args.fit_tensor_cores:
+        lines.append(fit_tensor_cores(device, fit_shapes, check_shapes))
+    else:
+        current = _tables.find(_C, name)
+        kept = tcm.model_line_of(current.read_text()) if current else None
+        if kept:
+            lines.append(kept + f"   # as in {current}")
     print(f"tuning auto on {name} ({device}): {len(shapes)} shapes")
     print(f"{'shape':22} {'cuBLAS us':>10} {'heuristic us':>13} {'tuned us':>9}  best")
     for shape in shapes:

@@ -439,7 +439,7 @@ def _shipped_entries():
     for path in sorted(_tables.SHIPPED.glob("*.txt")):
         for line in path.read_text().splitlines():
             fields = line.split("#")[0].split()
-            if fields:
+            if fields and fields[0] != "model":  # the tensor-core model's line: test_tensor_core_model.py
                 yield path, fields
 
 

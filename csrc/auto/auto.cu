@@ -8,6 +8,8 @@
 // them (core/precision.h) and the model says they are faster (tensor_cores_pay in plan.h), the
 // tensor-core tiers on Hopper.
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -32,6 +34,22 @@ TensorCoreMath tensor_cores_here(c10::DeviceIndex device) {
   (void)device;
   return TensorCoreMath::kNone;
 #endif
+}
+
+// The tensor-core model for `device` where its tuned table has none: the H100's fit scaled to
+// this GPU's SMs and SM clock (scaled_tensor_core_model in plan.h), read once per device.
+const TensorCoreModel& device_tensor_core_model(c10::DeviceIndex device) {
+  static std::once_flag once;
+  static std::vector<TensorCoreModel> all;
+  std::call_once(once, [] {
+    all.resize(static_cast<size_t>(c10::cuda::device_count()));
+    for (size_t d = 0; d < all.size(); ++d) {
+      int clock_khz = 0;
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, static_cast<int>(d)));
+      all[d] = scaled_tensor_core_model(multiprocessors(static_cast<c10::DeviceIndex>(d)), clock_khz);
+    }
+  });
+  return all.at(static_cast<size_t>(device));
 }
 
 // A copy of the rows x cols matrix at `data` (row pitch ld, unit column stride) whose pitch is
@@ -186,7 +204,8 @@ void launch_auto(const GemmProblem& p) {
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device));
+                                  table.get(), a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device),
+                                  device_tensor_core_model(device));
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);

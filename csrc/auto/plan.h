@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -260,8 +261,9 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
-// Parameters fitted on the H100 (scripts/fit_tensor_core_model.py, on the random sample's
-// training seed; docs/auto.md has the fit and the check on another seed).
+// Parameters fitted on the H100 SXM (python -m gemmtiles.tune --fit-tensor-cores, on the random
+// sample's training seed; docs/auto.md has the fit and the check on another seed). A GPU's tuned
+// table may carry its own ('model tensor_cores ...'); without one, scaled_tensor_core_model.
 struct TensorCoreModel {
   double launch_us;       // tensor-core tier: fixed cost of its launches
   double tf32x3_launch_us;
@@ -272,6 +274,21 @@ struct TensorCoreModel {
 };
 inline constexpr TensorCoreModel kTensorCoreModel{12.3, 14.2, 0.02136, 2.5e6, 13.3, 3.25e7};
 inline constexpr double kTensorCoreMargin = 1.25;
+// What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz.
+inline constexpr int64_t kTensorCoreModelSms = 132;
+inline constexpr double kTensorCoreModelClockKhz = 1980000.0;
+
+// kTensorCoreModel for another GPU of the same architecture: its k steps and the exact kernels'
+// rate scaled by the SM clock, the exact rate by the SMs too. The passes' bandwidth is left at
+// the H100's, which a GPU of more bandwidth only makes the tensor cores' estimate cautious.
+// sms or clock_khz <= 0 (unknown): the model as fitted.
+inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
+  TensorCoreModel m = kTensorCoreModel;
+  if (sms <= 0 || clock_khz <= 0) return m;
+  m.wave_k_us *= kTensorCoreModelClockKhz / clock_khz;
+  m.exact_flops_per_us *= double(sms) * clock_khz / (double(kTensorCoreModelSms) * kTensorCoreModelClockKhz);
+  return m;
+}
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 
 // a_inplace, b_inplace: the operand as it lies suits the tf32 kernel (K-major, 16-byte aligned
@@ -299,10 +316,11 @@ inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
 }
 
 inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_inplace,
-                             bool b_inplace, bool out_aligned, bool b_batched, int64_t sms) {
+                             bool b_inplace, bool out_aligned, bool b_batched, int64_t sms,
+                             const TensorCoreModel& m = kTensorCoreModel) {
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
   return kTensorCoreMargin * tensor_core_time_us(M, N, K, batch, math, a_inplace, b_inplace, out_aligned, b_batched,
-                                                 sms) < exact_time_us(M, N, K, batch);
+                                                 sms, m) < exact_time_us(M, N, K, batch, m);
 }
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
@@ -346,6 +364,9 @@ struct AutoTableEntry {
 
 struct AutoTable {
   std::vector<AutoTableEntry> entries;
+  // A line 'model tensor_cores <launch_us> <tf32x3_launch_us> <wave_k_us> <bytes_per_us>
+  // <exact_launch_us> <exact_flops_per_us>': this GPU's fit of TensorCoreModel.
+  std::optional<TensorCoreModel> tensor_core_model;
 
   // Parses a table's text; throws std::invalid_argument naming the line that is not an entry.
   // Defined in auto/table.cpp (compiled by the host compiler alone).
@@ -398,15 +419,18 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
 // cutlass_simt_takes in csrc/auto/cutlass_simt.h).
 // tensor_cores: the tensor-core math the settings allow and the GPU runs (kNone: exact
-// kernels alone); where the model says they pay (tensor_cores_pay), the plan is that tier.
-// The output is auto's own (rows of N floats); a batch is taken to have a B per entry.
+// kernels alone); where the model says they pay (tensor_cores_pay: the table's model, else
+// `model`), the plan is that tier. The output is auto's own (rows of N floats); a batch is
+// taken to have a B per entry.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false,
-                          TensorCoreMath tensor_cores = TensorCoreMath::kNone) {
+                          TensorCoreMath tensor_cores = TensorCoreMath::kNone,
+                          const TensorCoreModel& model = kTensorCoreModel) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
   if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor && a_vec && K % 4 == 0,
-                       b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0, N % 4 == 0, batch > 1, sms))
+                       b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0, N % 4 == 0, batch > 1, sms,
+                       table && table->tensor_core_model ? *table->tensor_core_model : model))
     return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
   // (at most 65535); warptile's own launch takes more rows in several.

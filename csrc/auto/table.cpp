@@ -2,7 +2,9 @@
 #include "table.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -39,6 +41,18 @@ bool parse_int(const std::string& s, int64_t& out) {
   return true;
 }
 
+// A positive finite decimal number (strtod in the "C" locale's format: digits, '.', an exponent).
+bool parse_positive(const std::string& s, double& out) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char ch : s)
+    if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' ||
+          ch == '+'))
+      return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(out) && out > 0;
+}
+
 }  // namespace
 
 // Plain string scanning: no iostreams, whose locale machinery a table does not need.
@@ -59,6 +73,21 @@ AutoTable AutoTable::parse(const std::string& text) {
       i = j;
     }
     if (f.empty()) continue;  // blank or comment
+    if (f[0] == "model") {
+      TensorCoreModel m{};
+      const bool ok = f.size() == 8 && f[1] == "tensor_cores" && parse_positive(f[2], m.launch_us) &&
+                      parse_positive(f[3], m.tf32x3_launch_us) && parse_positive(f[4], m.wave_k_us) &&
+                      parse_positive(f[5], m.bytes_per_us) && parse_positive(f[6], m.exact_launch_us) &&
+                      parse_positive(f[7], m.exact_flops_per_us);
+      if (!ok || t.tensor_core_model) {
+        throw std::invalid_argument("line " + std::to_string(no) + ": expected one 'model tensor_cores " +
+                                    "<launch_us> <tf32x3_launch_us> <wave_k_us> <bytes_per_us> " +
+                                    "<exact_launch_us> <exact_flops_per_us>' (positive numbers), got '" + line +
+                                    "'");
+      }
+      t.tensor_core_model = m;
+      continue;
+    }
     AutoTableEntry e{};
     int64_t rows = 0;
     const bool a_col = f.size() == 7 && (f[0] == "TN" || f[0] == "TT");

@@ -168,6 +168,26 @@ PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   return result;
 }
 
+// gemmtiles._C.tensor_core_model(table=None, sms=0, clock_khz=0) -> (launch_us, tf32x3_launch_us,
+// wave_k_us, bytes_per_us, exact_launch_us, exact_flops_per_us): the model auto's tensor-core
+// choice uses, the table's where its text has one, else the H100's fit scaled to a GPU of `sms`
+// SMs at `clock_khz` (0: as fitted).
+PyObject* py_tensor_core_model(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"table", "sms", "clock_khz", nullptr};
+  const char* text = nullptr;
+  long long sms = 0;
+  double clock_khz = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zLd", const_cast<char**>(names), &text, &sms, &clock_khz))
+    return nullptr;
+  std::shared_ptr<const gemmtiles::AutoTable> table;
+  if (text && !parse_table(text, "tensor_core_model: table", table)) return nullptr;
+  const gemmtiles::TensorCoreModel m = table && table->tensor_core_model
+                                           ? *table->tensor_core_model
+                                           : gemmtiles::scaled_tensor_core_model(sms, clock_khz);
+  return Py_BuildValue("(dddddd)", m.launch_us, m.tf32x3_launch_us, m.wave_k_us, m.bytes_per_us, m.exact_launch_us,
+                       m.exact_flops_per_us);
+}
+
 // gemmtiles._C.peeled_columns(M, N, batch) -> the last columns auto runs apart (0: none), and
 // max_table_splits() -> the most splits a table entry may name (auto/plan.h).
 PyObject* py_peeled_columns(PyObject*, PyObject* args) {
@@ -411,6 +431,9 @@ PyMethodDef methods[] = {
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False, "
      "tensor_cores='none'): AutoPlan(kernel, mt, nw, w, splits, k_slice), what the auto tier runs; every "
      "argument may be given by keyword."},
+    {"tensor_core_model", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_tensor_core_model)),
+     METH_VARARGS | METH_KEYWORDS,
+     "tensor_core_model(table=None, sms=0, clock_khz=0): the parameters of auto's tensor-core model (plan.h)."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
     {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},

@@ -1,0 +1,163 @@
+"""The model behind auto's tensor-core choice (``tensor_cores_pay`` in csrc/auto/plan.h): its
+features, its fit to timings of shapes drawn at random, and the check of its rule on another
+sample. ``python -m gemmtiles.tune --fit-tensor-cores`` measures and fits on the current GPU;
+``scripts/fit_tensor_core_model.py`` fits from a saved bench run.
+
+The model, in microseconds:
+
+- tensor cores: ``launch + waves * K * wave_k + bytes / bytes_per_us``, where waves counts the
+  waves of 128 x 256 output tiles on the GPU's SMs, ``tf32x3`` runs three K, and bytes are the
+  pack and output-copy passes' (``tf32`` packs an operand it cannot read in place; ``tf32x3``
+  splits both);
+- exact kernels: ``exact_launch + 2 M N K / exact_flops_per_us``.
+
+The tensor cores run where ``MARGIN`` times their time is below the exact kernels'.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import math
+from typing import Iterable
+
+PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
+MARGIN = 1.25
+TILE_M, TILE_N = 128, 256
+BYTES_PER_US = 2.5e6  # the passes' bandwidth, fixed: the fit takes the rest
+
+
+def sample(m: int, n: int, k: int, batch: int, layout: str, bmm: bool, times_us: dict) -> dict:
+    """One timed shape: sizes, layout (NN, NT, TN), whether B differs per batch entry, and
+    microseconds per tier (auto under "highest" as "auto", "tf32", "tf32x3", "cublas")."""
+    return dict(M=m, N=n, K=k, batch=batch, layout=layout, bmm=bmm, t=dict(times_us))
+
+
+def samples_from_csv(path: str) -> list[dict]:
+    """The shapes of a bench run's bench.csv (``--tiers auto,tf32,tf32x3``)."""
+    by = collections.defaultdict(dict)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            by[r["shape"]][r["tier"]] = r
+    return [_from_rows(label, d) for label, d in by.items()]
+
+
+def samples_from_rows(rows: Iterable) -> list[dict]:
+    """The shapes of gemmtiles.bench.run's rows (``Row`` objects)."""
+    by = collections.defaultdict(dict)
+    for r in rows:
+        by[r.shape][r.tier] = {"ms": r.ms, "layout": r.layout, "bmm": str(r.bmm)}
+    return [_from_rows(label, d) for label, d in by.items()]
+
+
+def _from_rows(label: str, d: dict) -> dict:
+    dims = [int(x) for x in label.split()[0].split("x")]
+    batch, (m, n, k) = (dims[0], dims[1:]) if len(dims) == 4 else (1, dims)
+    a = d["auto"]
+    return sample(m, n, k, batch, a["layout"], str(a["bmm"]) == "True",
+                  {tier: float(r["ms"]) * 1e3 for tier, r in d.items()})
+
+
+def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
+    """(waves x k steps, bytes of the passes around the kernel), as plan.h counts them."""
+    m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
+    waves = math.ceil(batch * math.ceil(m / TILE_M) * math.ceil(n / TILE_N) / sms)
+    x3 = tier == "tf32x3"
+    b_batch = batch if x["bmm"] else 1
+    pack = 12 if x3 else 8
+    a_inplace = x["layout"] in ("NN", "NT") and k % 4 == 0
+    b_inplace = x["layout"] == "NT" and k % 4 == 0 and n % 4 == 0
+    by = 0.0
+    if x3 or not a_inplace:
+        by += pack * m * k * batch
+    if x3 or not b_inplace:
+        by += pack * k * n * b_batch
+    if n % 4:
+        by += 8 * m * n * batch
+    return waves * (3 * k if x3 else k), by
+
+
+def _least_squares(rows: list[list[float]], ys: list[float]) -> list[float]:
+    """The least-squares solution of rows @ x = ys (normal equations; a few unknowns)."""
+    n = len(rows[0])
+    ata = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
+    aty = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(n)]
+    for c in range(n):  # Gauss-Jordan with partial pivoting
+        p = max(range(c, n), key=lambda i: abs(ata[i][c]))
+        ata[c], ata[p], aty[c], aty[p] = ata[p], ata[c], aty[p], aty[c]
+        for i in range(n):
+            if i != c and ata[c][c]:
+                f = ata[i][c] / ata[c][c]
+                ata[i] = [a - f * b for a, b in zip(ata[i], ata[c])]
+                aty[i] -= f * aty[c]
+    return [aty[i] / ata[i][i] for i in range(n)]
+
+
+def fit(data: list[dict], sms: int) -> dict:
+    """The model's parameters from timed shapes (relative errors weighed alike)."""
+    p = {"bytes_per_us": BYTES_PER_US}
+    rows, ys = [], []
+    for x in data:
+        wk, by = features(x, "tf32", sms)
+        t = x["t"]["tf32"]
+        rows.append([1 / t, wk / t])
+        ys.append((t - by / BYTES_PER_US) / t)
+    p["launch_us"], p["wave_k_us"] = _least_squares(rows, ys)
+    rows, ys = [], []
+    for x in data:
+        wk, by = features(x, "tf32x3", sms)
+        t = x["t"]["tf32x3"]
+        rows.append([1 / t])
+        ys.append((t - by / BYTES_PER_US - wk * p["wave_k_us"]) / t)
+    (p["tf32x3_launch_us"],) = _least_squares(rows, ys)
+    rows, ys = [], []
+    for x in data:  # the exact kernels where auto is not far off cuBLAS (not on a cliff)
+        t = x["t"]["auto"]
+        if "cublas" in x["t"] and t > 2 * x["t"]["cublas"]:
+            continue
+        rows.append([1 / t, 2.0 * x["M"] * x["N"] * x["K"] * x["batch"] / t])
+        ys.append(1.0)
+    launch, inv_rate = _least_squares(rows, ys)
+    p["exact_launch_us"], p["exact_flops_per_us"] = launch, 1 / inv_rate
+    return {k: p[k] for k in PARAMS}
+
+
+def tensor_core_us(x: dict, tier: str, p: dict, sms: int) -> float:
+    wk, by = features(x, tier, sms)
+    launch = p["tf32x3_launch_us"] if tier == "tf32x3" else p["launch_us"]
+    return launch + wk * p["wave_k_us"] + by / p["bytes_per_us"]
+
+
+def exact_us(x: dict, p: dict) -> float:
+    return p["exact_launch_us"] + 2.0 * x["M"] * x["N"] * x["K"] * x["batch"] / p["exact_flops_per_us"]
+
+
+def check(data: list[dict], p: dict, tier: str, sms: int, margin: float = MARGIN) -> dict:
+    """The rule on measured shapes: on how many the tier is chosen, how many of those run more
+    than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
+    kernels (and the oracle's, which always picks the faster)."""
+    chosen = slower = 0
+    logs, oracle = [], []
+    for x in data:
+        use = margin * tensor_core_us(x, tier, p, sms) < exact_us(x, p)
+        exact = x["t"]["auto"]
+        t = x["t"][tier] if use else exact
+        chosen += use
+        slower += t > 1.03 * exact
+        logs.append(math.log(exact / t))
+        oracle.append(math.log(exact / min(exact, x["t"][tier])))
+    return {"shapes": len(data), "chosen": chosen, "slower": slower,
+            "speedup": math.exp(sum(logs) / len(logs)), "oracle": math.exp(sum(oracle) / len(oracle))}
+
+
+def model_line(p: dict) -> str:
+    """The tuned table's line for the model (auto/table.cpp parses it)."""
+    return "model tensor_cores " + " ".join(f"{p[k]:.6g}" for k in PARAMS)
+
+
+def model_line_of(text: str):
+    """The model line of a table's text, or None."""
+    for line in text.splitlines():
+        if line.split("#")[0].split()[:2] == ["model", "tensor_cores"]:
+            return line.split("#")[0].strip()
+    return None

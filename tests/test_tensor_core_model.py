@@ -1,0 +1,83 @@
+"""The model behind auto's tensor-core choice: its parameters as auto reads them (the shipped
+table's line, the defaults scaled to a GPU), its table line's parsing, that a table's model
+drives the plan, and that the fit recovers a model from times it generated. No GPU needed."""
+
+from __future__ import annotations
+
+import pathlib
+import random
+
+import pytest
+
+from gemmtiles import tensor_core_model as tcm
+from gemmtiles._ops import _C
+
+H100 = (12.3, 14.2, 0.02136, 2.5e6, 13.3, 3.25e7)  # kTensorCoreModel in csrc/auto/plan.h
+SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "gemmtiles" / "tables" / "NVIDIA_H100_80GB_HBM3.txt"
+
+
+def test_defaults_and_the_shipped_table_agree():
+    assert _C.tensor_core_model() == pytest.approx(H100)
+    assert _C.tensor_core_model(table=SHIPPED.read_text()) == pytest.approx(H100)
+    assert _C.tensor_core_model(table="") == pytest.approx(H100)  # no model line: the defaults
+
+
+def test_defaults_scale_with_the_gpu():
+    assert _C.tensor_core_model(sms=132, clock_khz=1980000) == pytest.approx(H100)
+    launch, x3, wave_k, bw, exact_launch, rate = _C.tensor_core_model(sms=66, clock_khz=990000)
+    assert (launch, x3, bw, exact_launch) == pytest.approx((H100[0], H100[1], H100[3], H100[4]))
+    assert wave_k == pytest.approx(2 * H100[2])  # half the clock: a k step takes twice as long
+    assert rate == pytest.approx(H100[5] / 4)     # half the SMs at half the clock
+
+
+@pytest.mark.parametrize("line", ["model tensor_cores 1 2 3", "model tensor_cores 1 2 3 4 5 -6",
+                                  "model tensor_cores 1 2 3 4 5 0", "model tensor_cores 1 2 3 4 5 x",
+                                  "model tensor_core 1 2 3 4 5 6", "model tensor_cores 1 2 3 4 5 inf",
+                                  "model tensor_cores 1 2 3 4 5 6\nmodel tensor_cores 1 2 3 4 5 6"])
+def test_bad_model_lines_name_the_line(line):
+    with pytest.raises(ValueError, match="model tensor_cores"):
+        _C.tensor_core_model(table=line)
+
+
+def _plan(m, n, k, table, math="tf32"):
+    return _C.auto_plan(m, n, k, 1, True, True, 132, True, table, True, False, tensor_cores=math).kernel
+
+
+def test_a_tables_model_drives_the_plan():
+    assert _plan(4096, 4096, 4096, None) == "tf32"
+    costly = "model tensor_cores 1e9 1e9 0.02136 2.5e6 13.3 3.25e7"  # a launch no product repays
+    assert _plan(4096, 4096, 4096, costly) != "tf32"
+    slow_exact = "model tensor_cores 12.3 14.2 0.02136 2.5e6 13.3 1e3"  # exact kernels at 1 GFLOP/s
+    assert _plan(256, 256, 256, None) != "tf32" and _plan(256, 256, 256, slow_exact) == "tf32"
+    assert _plan(256, 256, 256, slow_exact, math="none") != "tf32"
+
+
+def _synthetic(params, sms, count, seed):
+    """Shapes timed by the model itself (exactly, for tf32 and tf32x3; auto as the exact kernels)."""
+    rng = random.Random(seed)
+    data = []
+    for _ in range(count):
+        x = tcm.sample(rng.randint(1, 8192), rng.randint(128, 16384), rng.randint(128, 16384), 1,
+                       rng.choice(["NN", "NT", "TN"]), False, {})
+        x["t"] = {"tf32": tcm.tensor_core_us(x, "tf32", params, sms),
+                  "tf32x3": tcm.tensor_core_us(x, "tf32x3", params, sms), "auto": tcm.exact_us(x, params)}
+        data.append(x)
+    return data
+
+
+def test_fit_recovers_the_model_that_timed_the_shapes():
+    params = dict(zip(tcm.PARAMS, H100))
+    got = tcm.fit(_synthetic(params, 132, 60, seed=3), 132)
+    assert [got[k] for k in tcm.PARAMS] == pytest.approx(H100, rel=1e-6)
+    line = tcm.model_line(got)
+    assert _C.tensor_core_model(table=line) == pytest.approx(H100, rel=1e-5)
+    assert tcm.model_line_of("# header\nNN 8 8 8 warptile 0 1\n" + line + "   # note\n") == line
+    assert tcm.model_line_of("NN 8 8 8 warptile 0 1\n") is None
+
+
+def test_check_counts_what_the_rule_would_do():
+    params = dict(zip(tcm.PARAMS, H100))
+    data = _synthetic(params, 132, 40, seed=4)
+    r = tcm.check(data, params, "tf32", 132)
+    assert r["shapes"] == 40 and r["slower"] == 0 and 0 < r["chosen"] < 40
+    assert r["speedup"] >= 1.0 and r["oracle"] >= r["speedup"]
