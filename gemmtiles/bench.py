@@ -558,13 +558,28 @@ def table(rows: list[Row], device_name: str, ref_name: str) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend (files, no display), or None without matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def _save(fig, path: str, dpi: int) -> bool:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    _pyplot().close(fig)
+    return True
+
+
+def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
+    plt = _pyplot()
+    if plt is None:
         return False
     squares = [r for r in rows if r.group == "squares"]
     if not squares:
@@ -580,10 +595,7 @@ def plot(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
     ax.set_title(f"gemmtiles ladder vs {ref_name} on {device_name}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return True
+    return _save(fig, path, dpi=120)
 
 
 ROW_BANDS = ((1, 16), (17, 256), (257, None))
@@ -638,12 +650,8 @@ def summary_table(stats: dict[str, dict[str, dict]], ref_name: str) -> str:
 def plot_ratios(rows: list[Row], path: str, device_name: str, ref_name: str) -> bool:
     """Each tier's speed ratio against the product's size, by layout, and beside it each side's
     error against float64."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = _pyplot()
+    if plt is None:
         return False
     tiers = [t for t in dict.fromkeys(r.tier for r in rows) if t != ref_name]
     if not tiers:
@@ -668,10 +676,7 @@ def plot_ratios(rows: list[Row], path: str, device_name: str, ref_name: str) -> 
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path, dpi=110)
 
 
 class _Parser(argparse.ArgumentParser):
