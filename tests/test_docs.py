@@ -94,3 +94,15 @@ def test_relative_links_resolve(doc):
         if not (doc.parent / target.split("#")[0]).exists():
             missing.append(target)
     assert not missing, f"{doc.relative_to(ROOT)}: links to nothing: {missing}"
+
+
+def test_readme_example_runs_on_the_cpu():
+    """README's Use example, run on the CPU tiers at small sizes: its API is the package's."""
+    code = re.search(r"```python\n(import torch, gemmtiles.*?)```", README, re.S).group(1)
+    for old, new in [('device="cuda"', 'device="cpu"'), (".cuda()", ""), ('"bank_free"', '"reorder"'),
+                     ('"warptile"', '"naive"'), ('tiers("cuda")', 'tiers("cpu")'),
+                     ("torch.ops.gemmtiles.warptile", "torch.ops.gemmtiles.naive"),
+                     ("4096", "96"), ("1024", "40"), ("2048", "56")]:
+        assert old in code, f"README's example no longer has {old!r}: update this test's substitutions"
+        code = code.replace(old, new)
+    exec(compile(code, "README.md", "exec"), {})
