@@ -21,9 +21,10 @@ import csv
 import math
 from typing import Iterable
 
+from ._ops import _C
+
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
 MARGIN = 1.25
-TILE_M, TILE_N = 128, 256
 BYTES_PER_US = 2.5e6  # the passes' bandwidth, fixed: the fit takes the rest
 
 
@@ -59,22 +60,13 @@ def _from_rows(label: str, d: dict) -> dict:
 
 
 def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
-    """(waves x k steps, bytes of the passes around the kernel), as plan.h counts them."""
-    m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
-    waves = math.ceil(batch * math.ceil(m / TILE_M) * math.ceil(n / TILE_N) / sms)
-    x3 = tier == "tf32x3"
-    b_batch = batch if x["bmm"] else 1
-    pack = 12 if x3 else 8
-    a_inplace = x["layout"] in ("NN", "NT") and k % 4 == 0
-    b_inplace = x["layout"] == "NT" and k % 4 == 0 and n % 4 == 0
-    by = 0.0
-    if x3 or not a_inplace:
-        by += pack * m * k * batch
-    if x3 or not b_inplace:
-        by += pack * k * n * b_batch
-    if n % 4:
-        by += 8 * m * n * batch
-    return waves * (3 * k if x3 else k), by
+    """(k steps of the waves of tiles, bytes of the passes around the kernel), as auto counts
+    them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout."""
+    m, n, k = x["M"], x["N"], x["K"]
+    a_kmajor, b_kmajor = x["layout"][0] == "N", x["layout"][1] == "T"
+    a_ld = k if a_kmajor else m
+    b_ld = k if b_kmajor else n
+    return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_ld % 4 == 0, b_kmajor, b_ld % 4 == 0, sms)
 
 
 def _least_squares(rows: list[list[float]], ys: list[float]) -> list[float]:

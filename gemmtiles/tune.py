@@ -46,8 +46,10 @@ import torch
 
 from . import _ops, _tables
 from . import tensor_core_model as tcm
+from . import tiers
 from ._ops import _C
 from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, back_to_back, cublas_matmul, shape_set
+from .precision import fp32_precision
 
 __all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "main"]
 
@@ -243,11 +245,11 @@ def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes
     from . import bench
 
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    tiers = ["auto", "tf32", "tf32x3"]
+    timed_tiers = ["auto", "tf32", "tf32x3"]
 
     def timed(shapes):
-        with tcm_exact():
-            return tcm.samples_from_rows(bench.run(tiers, shapes, device, warmup=2, repeats=10, budget_s=budget_s,
+        with fp32_precision("ieee"):  # the model's exact side: auto on its exact kernels
+            return tcm.samples_from_rows(bench.run(timed_tiers, shapes, device, warmup=2, repeats=10, budget_s=budget_s,
                                                    progress=False))
 
     train = timed(fit_shapes)
@@ -259,19 +261,6 @@ def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes
             print(f"  {label:<5} {tier:<7} chosen on {r['chosen']}/{r['shapes']}, more than 3% slower than the exact "
                   f"kernels on {r['slower']}, {r['speedup']:.2f}x over them (the oracle {r['oracle']:.2f}x)")
     return tcm.model_line(params) + f"   # fitted on {len(fit_shapes)} random shapes"
-
-
-def _tiers_on(device: torch.device) -> list[str]:
-    from . import tiers
-
-    return tiers(device)
-
-
-def tcm_exact():
-    """auto on its exact kernels while the model's data are timed, whatever the settings."""
-    from .precision import fp32_precision
-
-    return fp32_precision("ieee")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -311,7 +300,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         check_shapes = shape_set(args.check_shapes, "cuda") if args.fit_tensor_cores else []
     except ValueError as e:
         p.error(str(e))
-    if args.fit_tensor_cores and "tf32" not in _tiers_on(device):
+    if args.fit_tensor_cores and "tf32" not in tiers(device):
         p.error("--fit-tensor-cores: the tensor-core tiers do not run on this GPU or build (python -m gemmtiles.info)")
     if any(min(s.m, s.n, s.k) < 1 for s in shapes):
         p.error("--shapes: every size must be >= 1 to tune")

@@ -291,23 +291,34 @@ inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
 }
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 
-// a_inplace, b_inplace: the operand as it lies suits the tf32 kernel (K-major, 16-byte aligned
-// lines, K a multiple of 4, and for B N too); out_aligned: the output's rows are 16-byte
-// aligned; b_batched: B differs per batch entry.
-inline double tensor_core_time_us(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
-                                  bool a_inplace, bool b_inplace, bool out_aligned, bool b_batched, int64_t sms,
-                                  const TensorCoreModel& m = kTensorCoreModel) {
+// The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
+// taken to have a B per entry): k steps of its waves of tiles (tf32x3 runs three K), and the
+// bytes of the passes around the kernel. An operand is packed (read once, written K-major)
+// unless tf32 reads it in place: K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple
+// of 4, and for B N too; tf32x3 splits both always, writing two parts. An output whose rows
+// are not 16-byte aligned (N not a multiple of 4) is written to a scratch and copied.
+// gemmtiles.tensor_core_model fits the model to these same features (_C.tensor_core_work).
+struct TensorCoreWork {
+  double k_steps, bytes;
+};
+inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
+                                       bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
   const int64_t tiles = batch * ceil_div64(M, kTensorCoreTileM) * ceil_div64(N, kTensorCoreTileN);
   const double waves = double(ceil_div64(tiles, std::max<int64_t>(1, sms)));
   const bool x3 = math == TensorCoreMath::kTf32x3;
-  const double b_batch = b_batched ? double(batch) : 1.0;
+  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
-  if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * b_batch;
-  if (!out_aligned) bytes += 8.0 * double(M) * double(N) * double(batch);
-  return (x3 ? m.tf32x3_launch_us : m.launch_us) + waves * double(x3 ? 3 * K : K) * m.wave_k_us +
-         bytes / m.bytes_per_us;
+  if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
+  if (N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
+  return {waves * double(x3 ? 3 * K : K), bytes};
+}
+
+inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
+                                  const TensorCoreModel& m = kTensorCoreModel) {
+  const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
+  return launch + w.k_steps * m.wave_k_us + w.bytes / m.bytes_per_us;
 }
 
 inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -315,12 +326,12 @@ inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
   return m.exact_launch_us + 2.0 * double(M) * double(N) * double(K) * double(batch) / m.exact_flops_per_us;
 }
 
-inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_inplace,
-                             bool b_inplace, bool out_aligned, bool b_batched, int64_t sms,
+inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_kmajor,
+                             bool a_vec, bool b_kmajor, bool b_vec, int64_t sms,
                              const TensorCoreModel& m = kTensorCoreModel) {
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
-  return kTensorCoreMargin * tensor_core_time_us(M, N, K, batch, math, a_inplace, b_inplace, out_aligned, b_batched,
-                                                 sms, m) < exact_time_us(M, N, K, batch, m);
+  const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms);
+  return kTensorCoreMargin * tensor_core_time_us(w, math, m) < exact_time_us(M, N, K, batch, m);
 }
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
@@ -428,8 +439,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           TensorCoreMath tensor_cores = TensorCoreMath::kNone,
                           const TensorCoreModel& model = kTensorCoreModel) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
-  if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor && a_vec && K % 4 == 0,
-                       b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0, N % 4 == 0, batch > 1, sms,
+  if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
                        table && table->tensor_core_model ? *table->tensor_core_model : model))
     return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y

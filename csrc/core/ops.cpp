@@ -188,6 +188,26 @@ PyObject* py_tensor_core_model(PyObject*, PyObject* args, PyObject* kwargs) {
                        m.exact_flops_per_us);
 }
 
+// gemmtiles._C.tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms)
+// -> (k_steps, bytes): the features of auto's tensor-core model for those operands (plan.h).
+PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
+  long long M, N, K, batch, sms;
+  const char* name;
+  int a_kmajor, a_vec, b_kmajor, b_vec;
+  if (!PyArg_ParseTuple(args, "LLLLsppppL", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec, &sms))
+    return nullptr;
+  gemmtiles::TensorCoreMath math;
+  try {
+    math = gemmtiles::parse_tensor_core_math(name);
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, (std::string("tensor_core_work: ") + e.what()).c_str());
+    return nullptr;
+  }
+  const gemmtiles::TensorCoreWork w =
+      gemmtiles::tensor_core_work(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0, sms);
+  return Py_BuildValue("(dd)", w.k_steps, w.bytes);
+}
+
 // gemmtiles._C.peeled_columns(M, N, batch) -> the last columns auto runs apart (0: none), and
 // max_table_splits() -> the most splits a table entry may name (auto/plan.h).
 PyObject* py_peeled_columns(PyObject*, PyObject* args) {
@@ -434,6 +454,9 @@ PyMethodDef methods[] = {
     {"tensor_core_model", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_tensor_core_model)),
      METH_VARARGS | METH_KEYWORDS,
      "tensor_core_model(table=None, sms=0, clock_khz=0): the parameters of auto's tensor-core model (plan.h)."},
+    {"tensor_core_work", py_tensor_core_work, METH_VARARGS,
+     "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms): (k_steps, bytes), "
+     "the features of auto's tensor-core model."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
     {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},
