@@ -99,6 +99,18 @@ bool parse_table(const char* text, const std::string& where,
   }
 }
 
+// A tensor-core math's name ("none", "tf32", "tf32x3") parsed into `math`; false, with a
+// ValueError "<where>: expected ..." set, when it is none of them.
+bool parse_math(const char* name, const char* where, gemmtiles::TensorCoreMath& math) {
+  try {
+    math = gemmtiles::parse_tensor_core_math(name);
+    return true;
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, (std::string(where) + ": " + e.what()).c_str());
+    return false;
+  }
+}
+
 // The result of gemmtiles._C.auto_plan: a tuple whose fields have names, as torch.return_types'.
 PyTypeObject* auto_plan_type() {
   static PyStructSequence_Field fields[] = {
@@ -139,12 +151,7 @@ PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   gemmtiles::TensorCoreMath math;
-  try {
-    math = gemmtiles::parse_tensor_core_math(tensor_cores);
-  } catch (const std::invalid_argument& e) {
-    PyErr_SetString(PyExc_ValueError, (std::string("auto_plan: tensor_cores: ") + e.what()).c_str());
-    return nullptr;
-  }
+  if (!parse_math(tensor_cores, "auto_plan: tensor_cores", math)) return nullptr;
   std::shared_ptr<const gemmtiles::AutoTable> table;
   if (text && !parse_table(text, "auto_plan: table", table)) return nullptr;
   const gemmtiles::AutoPlan plan = gemmtiles::auto_plan(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms,
@@ -197,12 +204,7 @@ PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "LLLLsppppL", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec, &sms))
     return nullptr;
   gemmtiles::TensorCoreMath math;
-  try {
-    math = gemmtiles::parse_tensor_core_math(name);
-  } catch (const std::invalid_argument& e) {
-    PyErr_SetString(PyExc_ValueError, (std::string("tensor_core_work: ") + e.what()).c_str());
-    return nullptr;
-  }
+  if (!parse_math(name, "tensor_core_work: tensor_cores", math)) return nullptr;
   const gemmtiles::TensorCoreWork w =
       gemmtiles::tensor_core_work(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0, sms);
   return Py_BuildValue("(dd)", w.k_steps, w.bytes);
