@@ -99,6 +99,7 @@ def _write_build_info(use_cuda: bool) -> str:
         "NVCC_VERSION": nvcc,
         "CUDA_ARCH_LIST": os.environ.get("TORCH_CUDA_ARCH_LIST") if use_cuda else None,
         "SM90A_KERNELS": bool(use_cuda and torch.version.hip is None and _sm90a_sources()),
+        "CUTLASS_KERNELS": bool(use_cuda and torch.version.hip is None and _cutlass_sources()),
     }
     lines = ['"""Written by setup.py at build time: what this build of gemmtiles was made with."""', ""]
     lines += [f"{k} = {v!r}" for k, v in info.items()]
@@ -114,14 +115,22 @@ def _is_sm90a(src: str) -> bool:
     return src.endswith("_sm90a.cu")
 
 
+# Sources built on CUTLASS's SIMT templates (`auto`'s kernels), named *_cutlass.cu: compiled in
+# their own translation units with CUTLASS's flags for the arch list itself, where CUTLASS's
+# headers are found and every arch of the list is sm_80 or later (the templates' cp.async).
+def _is_cutlass(src: str) -> bool:
+    return src.endswith("_cutlass.cu")
+
+
 def _sources(ext: str) -> list:
     """Every source under csrc/ with this ending, in a fixed order."""
     return sorted(glob.glob(os.path.join("csrc", "**", "*" + ext), recursive=True))
 
 
-SM90A_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr", "-DNDEBUG",
-               "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-               "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
+CUTLASS_FLAGS = ["--expt-relaxed-constexpr", "-DNDEBUG", "-U__CUDA_NO_HALF_OPERATORS__",
+                 "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "-U__CUDA_NO_HALF2_OPERATORS__"]
+SM90A_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"] + CUTLASS_FLAGS
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,6 +154,28 @@ def _arch_list_has_hopper() -> bool:
     return any(arch.split("+")[0] in ("9.0", "9.0a") for arch in archs)
 
 
+def _arch_list_from_sm80() -> bool:
+    archs = [a for a in re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", "")) if a]
+    return bool(archs) and all(float(a.split("+")[0].rstrip("a")) >= 8.0 for a in archs)
+
+
+@functools.lru_cache(maxsize=None)
+def _cutlass_sources() -> tuple:
+    """The CUTLASS SIMT sources to build, or () (with the reason printed, once)."""
+    sources = [src for src in _sources(".cu") if _is_cutlass(src)]
+    if not sources or torch.version.hip is not None:
+        return ()
+    if not _arch_list_from_sm80():
+        print("gemmtiles: TORCH_CUDA_ARCH_LIST holds an arch before sm_80: building without auto's CUTLASS "
+              "kernels")
+        return ()
+    if _cutlass_include() is None:
+        print("gemmtiles: CUTLASS's headers were not found (python -m pip install --no-deps "
+              "nvidia-cutlass, or set CUTLASS_PATH): building without auto's CUTLASS kernels")
+        return ()
+    return tuple(sources)
+
+
 @functools.lru_cache(maxsize=None)
 def _sm90a_sources() -> tuple:
     """The sm_90a sources to build, or () (with the reason printed, once) when this build has
@@ -160,14 +191,17 @@ def _sm90a_sources() -> tuple:
 
 
 class _BuildExtension(BuildExtension):
-    """torch's BuildExtension, with the sm_90a sources compiled first under their own flags
-    (torch gives every source of an extension the same ones) and linked in as objects."""
+    """torch's BuildExtension, with the sm_90a and CUTLASS sources compiled first under their
+    own flags (torch gives every source of an extension the same ones) and linked in as
+    objects. The CUTLASS sources take torch's arch flags (no -gencode of their own)."""
 
     def build_extension(self, ext):
-        own = [src for src in ext.sources if _is_sm90a(src)]
-        if own:
+        for is_own, flags in ((_is_sm90a, SM90A_FLAGS), (_is_cutlass, CUTLASS_FLAGS)):
+            own = [src for src in ext.sources if is_own(src)]
+            if not own:
+                continue
             ext.sources = [src for src in ext.sources if src not in own]
-            nvcc = list(ext.extra_compile_args["nvcc"]) + SM90A_FLAGS + ["-I" + _cutlass_include()]
+            nvcc = list(ext.extra_compile_args["nvcc"]) + flags + ["-I" + _cutlass_include()]
             objects = self.compiler.compile(
                 own, output_dir=self.build_temp, macros=ext.define_macros,
                 include_dirs=ext.include_dirs, debug=self.debug,
@@ -185,15 +219,19 @@ def _extension():
     nvcc = ["-O3", "-lineinfo"]
     if os.environ.get("GEMMTILES_PTXAS_VERBOSE", "0") == "1":
         nvcc.append("--ptxas-options=-v")
-    cuda_sources = [src for src in _sources(".cu") if not _is_sm90a(src)]
+    cuda_sources = [src for src in _sources(".cu") if not _is_sm90a(src) and not _is_cutlass(src)]
     macros = []
     if torch.version.hip is not None:
         skip = _not_for_hip()
         cuda_sources = [src for src in cuda_sources if os.path.normpath(src) not in skip]
         nvcc = ["-O3"]
-    elif _sm90a_sources():
-        cuda_sources += list(_sm90a_sources())
-        macros.append(("GEMMTILES_SM90A", "1"))
+    else:
+        if _sm90a_sources():
+            cuda_sources += list(_sm90a_sources())
+            macros.append(("GEMMTILES_SM90A", "1"))
+        if _cutlass_sources():
+            cuda_sources += list(_cutlass_sources())
+            macros.append(("GEMMTILES_CUTLASS", "1"))
     sources += cuda_sources
     return CUDAExtension("gemmtiles._C", sources, define_macros=macros,
                          extra_compile_args={"cxx": cxx, "nvcc": nvcc})

@@ -14,7 +14,7 @@ import gemmtiles
 from . import _ops
 from ._tiers import BY_NAME, TIERS
 
-__all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "needs_cuda", "operand",
+__all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "kernels_run", "needs_cuda", "operand",
            "reference", "run", "synchronized", "tier_params", "tolerance", "accuracy_operands",
            "relative_error"]
 
@@ -43,6 +43,18 @@ def tier_params(devices=("cpu", "cuda")):
             marks = [needs_cuda] + _capability_mark(t) if d == "cuda" else []
             params.append(pytest.param(t.name, d, id=f"{t.name}-{d}", marks=marks))
     return params
+
+
+def kernels_run(fn):
+    """The names of the CUDA kernels fn() ran, from torch's profiler; skips the test where the
+    profiler sees none (CUPTI held by another tool, as under compute-sanitizer)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not names:
+        pytest.skip("the profiler sees no kernels in this process")
+    return names
 
 
 def operand(rows, cols, device, layout="row", pad=0, offset=0, batch=None, generator=None):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   steps: tests quick cands sets-PRECISION random-PRECISION model-PRECISION[-OURS]
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
 cd "$(dirname "$0")/.."
@@ -38,6 +38,17 @@ for step in "$@"; do
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
       grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
+    cands)  # auto's candidate kernels forced one by one on the training sample
+      start=0  # a crash skips its shape and goes on (the log names the candidate)
+      while :; do
+        python3 scripts/measure_candidates.py --shapes "random:${CAND_N:-200}:${CAND_SEED:-1}" --start $start \
+          --out "$LOGS/candidates.csv" >>"$LOGS/cands.txt" 2>&1 && break
+        last=$(grep -o '^shape [0-9]*' "$LOGS/cands.txt" | tail -1 | cut -d' ' -f2)
+        grep '^shape ' "$LOGS/cands.txt" | tail -1
+        [ -n "$last" ] && [ "$last" -ge "$start" ] || break
+        start=$((last + 1))
+      done
+      grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \

@@ -64,11 +64,11 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
 
 void launch_auto(const GemmProblem& p);
 
-// Whether CUTLASS's SIMT kernel can run the problem here: built (with the sm_90a sources), on
-// an sm_90 GPU, and taking its operands and c.
+// Whether CUTLASS's SIMT kernels can run the problem here: built, on an sm_80+ GPU, and taking
+// its operands and c.
 bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
-#if GEMMTILES_SM90A
-  return cutlass_simt_takes(p) && compute_capability(device) == 90;
+#if GEMMTILES_CUTLASS
+  return cutlass_simt_takes(p) && compute_capability(device) >= 80;
 #else
   (void)p, (void)device;
   return false;
@@ -203,22 +203,50 @@ void launch_auto(const GemmProblem& p) {
   const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
-  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device),
-                                  device_tensor_core_model(device));
+  const std::optional<AutoPlan> forced = forced_auto_plan();
+  const AutoPlan plan = forced ? *forced
+                               : auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device),
+                                           a_kmajor(p), table.get(), a_vec, cutlass_simt_runs(p, device),
+                                           tensor_cores_here(device), device_tensor_core_model(device));
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);
     return;
   }
-  if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
-    (plan.kernel == AutoKernel::kCutlass ? launch_cutlass_simt : launch_cutlass_streamk)(
-        p, c10::cuda::getCurrentCUDAStream());
+#endif
+  if (plan.kernel == AutoKernel::kCutlassBCopied) {
+    TORCH_CHECK(cutlass_simt_runs(p, device) && p.batch == 1 && b_kmajor(p) &&
+                    cutlass_tile_built(plan.mt, plan.nw, a_kmajor(p), false),
+                "gemmtiles: auto's CUTLASS kernel on a copied B (", plan.mt, " x ", plan.nw,
+                " tile) cannot run this problem here");
+    // B column-major is the N x K row-major matrix at p.b (pitch b_cs); its transpose, K x N
+    // with rows padded to 16 bytes, is B row-major.
+    const int64_t ld = (p.N + 3) / 4 * 4;
+    const at::Tensor t = at::empty({p.K, ld}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+    launch_transpose(p.b, p.N, p.K, p.b_cs, t.data_ptr<float>(), ld, c10::cuda::getCurrentCUDAStream());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+    GemmProblem q = p;
+    q.b = t.data_ptr<float>();
+    q.b_rs = ld;
+    q.b_cs = 1;
+    q.b_bs = 0;
+#if GEMMTILES_CUTLASS
+    launch_cutlass_simt(q, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+#endif
     return;
   }
+  if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
+    TORCH_CHECK(cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, a_kmajor(p), b_kmajor(p)),
+                "gemmtiles: auto's CUTLASS kernel of a ", plan.mt, " x ", plan.nw,
+                " tile cannot run this problem here (not built, before sm_80, or operands it does not take)");
+#if GEMMTILES_CUTLASS
+    launch_cutlass_simt(p, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
 #endif
-  if (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) {
+    return;
+  }
+  if (!forced && (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile)) {
     if (launch_a_transposed(p, b_vec, table.get(), device) || launch_a_kmajor(p, plan, device) ||
         launch_realigned(p, table.get(), device) || launch_peeled(p, device))
       return;

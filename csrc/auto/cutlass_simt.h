@@ -1,8 +1,16 @@
-// CUTLASS's SIMT SGEMM (exact fp32, CUDA cores: the kernel family cuBLAS runs for fp32 on
-// Hopper), which `auto` runs where it is faster than its own tiles: large products whose
-// 128 x 256 tiles fill the GPU's waves (auto/plan.h, cutlass_rule; or the tuned table's
-// `cutlass` entries). Compiled in csrc/auto/cutlass_simt_sm90a.cu with the tensor-core tiers
-// (setup.py: for sm_90a, where CUTLASS's headers are found; GEMMTILES_SM90A then).
+// CUTLASS's SIMT SGEMM (exact fp32 on the CUDA cores: the kernel family cuBLAS runs for fp32
+// from Ampere on), `auto`'s kernel for every product past the skinny kernels' rows. One
+// kernel type per layout of A and B and per tile (csrc/auto/cutlass_simt_*_cutlass.cu),
+// built for every arch of the list from sm_80 wherever CUTLASS's headers are found
+// (GEMMTILES_CUTLASS then). Each is CUTLASS's GemmUniversal with its stream-K scheduler,
+// which runs one of three schedules (the plan's splits, auto/plan.h):
+//   0: stream-K: whole tiles data-parallel while they fill whole waves, the k iterations of
+//      the rest shared out evenly between about one block per SM (CUTLASS's own choice of
+//      how many, from its model of the waves);
+//   1: data-parallel, one block per output tile (and per batch entry);
+//   s > 1: split-K, every tile's K cut into s slices.
+// Partial tiles are added through a workspace in a fixed order (CUTLASS's turnstile), so every
+// run gives the same bits. Single-float copies: any leading dimension and any offset.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,13 +19,13 @@
 
 namespace gemmtiles {
 
-// Whether launch_cutlass_simt takes the problem: one product (batch 1) whose sizes fit int32
-// and whose c, where read (beta != 0), has a unit column stride (a full matrix or a bias row).
-// Any strides and alignment of A and B otherwise (single-float copies).
+// Whether launch_cutlass_simt takes the problem: sizes and batch strides that fit CUTLASS's
+// int32 coordinates, a batch the grid holds, and a c that, where read (beta != 0), has a unit
+// column stride (a full matrix or a bias row) and, batched, one c per entry or one for all.
 inline bool cutlass_simt_takes(const GemmProblem& p) {
   constexpr int64_t kMax = (int64_t(1) << 31) - 1 - 256;  // CUTLASS rounds sizes up to tiles in int
-  return p.batch == 1 && p.M <= kMax && p.N <= kMax && p.K <= kMax && (p.N + 127) / 128 <= 65535 &&
-         !(p.c && p.beta != 0.0f && p.c_cs != 1);
+  return p.batch >= 1 && p.batch <= 65535 && p.M <= kMax && p.N <= kMax && p.K <= kMax &&
+         (p.N + 127) / 128 <= kMax / 2 && !(p.c && p.beta != 0.0f && p.c_cs != 1);
 }
 
 // c as CUTLASS's LinearCombination epilogue is given it: read only where beta != 0 (the
@@ -25,33 +33,30 @@ inline bool cutlass_simt_takes(const GemmProblem& p) {
 // for it, never read, with beta 0. A bias row is a c of row stride 0.
 struct CutlassSource {
   const float* c;
-  int64_t ldc;
+  int64_t ldc, batch_stride;
   float beta;
 };
 inline CutlassSource cutlass_source(const GemmProblem& p) {
-  if (p.c != nullptr && p.beta != 0.0f) return {p.c, p.c_rs, p.beta};
-  return {p.out, p.out_rs, 0.0f};
+  if (p.c != nullptr && p.beta != 0.0f) return {p.c, p.c_rs, p.c_bs, p.beta};
+  return {p.out, p.out_rs, p.out_bs, 0.0f};
 }
 
-// Whether launch_cutlass_streamk takes the problem: cutlass_simt_takes's, with both operands
-// K-major (A row-major, B column-major: nn.Linear's x @ W^T).
-inline bool cutlass_streamk_takes(const GemmProblem& p) {
-  return cutlass_simt_takes(p) && a_kmajor(p) && b_kmajor(p);
+#if GEMMTILES_CUTLASS
+// out = alpha * A @ B + beta * c on the CUTLASS SIMT kernel of tile `tile_rows` x `tile_cols`
+// (one of cutlass_tiles in auto/plan.h) for A's and B's layouts, on schedule `splits` (above).
+// Requires cutlass_simt_takes(p) and an sm_80+ GPU; a batch runs data-parallel. It calls its
+// layout's instantiation (cutlass_simt_<layout>_cutlass.cu): NN (A row-major, B row-major), NT
+// (B column-major), TN (A column-major), TT (both column-major).
+void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+inline void launch_cutlass_simt(const GemmProblem& p, int tile_rows, int tile_cols, int64_t splits,
+                                cudaStream_t stream) {
+  const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
+  (a_k ? (b_k ? launch_cutlass_simt_nt : launch_cutlass_simt_nn) : (b_k ? launch_cutlass_simt_tt : launch_cutlass_simt_tn))(
+      p, tile_rows, tile_cols, splits, stream);
 }
-
-#if GEMMTILES_SM90A
-// out = alpha * A @ B + beta * c on CUTLASS's SIMT kernel for A's and B's layouts (A: its
-// column stride 1 = row-major, else column-major; B: its column stride 1 = row-major, else
-// column-major): 128 x 256 x 8 tiles (256 x 128 for a column-major A and row-major B), eight
-// warps of 64 x 64, four stages of cp.async. Requires cutlass_simt_takes(p) and an sm_90 GPU.
-void launch_cutlass_simt(const GemmProblem& p, cudaStream_t stream);
-
-// The same on 256 x 128 x 8 tiles with stream-K scheduling (auto/cutlass_streamk_sm90a.cu: whole
-// tiles data-parallel while they fill whole waves, the k iterations of the rest shared out
-// between about one block per SM, their partial tiles added in a fixed order through a
-// workspace from the caching allocator).
-// Requires cutlass_streamk_takes(p) and an sm_90 GPU.
-void launch_cutlass_streamk(const GemmProblem& p, cudaStream_t stream);
 #endif
 
 }  // namespace gemmtiles

@@ -10,10 +10,14 @@
 #include <vector>
 
 #include "../core/precision.h"
+#include "exact_model.h"
 
 namespace gemmtiles {
 
-enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK, kTf32, kTf32x3 };
+// kCutlassBCopied: a column-major B (x @ W^T) copied row-major first, then CUTLASS's kernel
+// on that NN product (its K-major B is the SIMT kernels' slow side).
+enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK, kTf32, kTf32x3,
+                        kCutlassBCopied };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
@@ -22,10 +26,19 @@ inline const char* auto_kernel_name(AutoKernel k) {
     case AutoKernel::kSplitTile: return "split_tile";
     case AutoKernel::kCutlass: return "cutlass";
     case AutoKernel::kCutlassStreamK: return "cutlass_streamk";
+    case AutoKernel::kCutlassBCopied: return "cutlass_b_copied";
     case AutoKernel::kTf32: return "tf32";
     case AutoKernel::kTf32x3: return "tf32x3";
     default: return "warptile";
   }
+}
+
+inline std::optional<AutoKernel> parse_auto_kernel(const std::string& name) {
+  for (AutoKernel k : {AutoKernel::kWarptile, AutoKernel::kSkinnyKMajor, AutoKernel::kSkinnyNMajor, AutoKernel::kSplitTile,
+                       AutoKernel::kCutlass, AutoKernel::kCutlassStreamK, AutoKernel::kTf32, AutoKernel::kTf32x3,
+                       AutoKernel::kCutlassBCopied})
+    if (name == auto_kernel_name(k)) return k;
+  return std::nullopt;
 }
 
 struct AutoPlan {
@@ -138,6 +151,27 @@ inline AutoPlan cutlass_plan(bool a_kmajor, bool b_kmajor) {
   const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
   return {AutoKernel::kCutlass, t.bm, t.bn};
 }
+// The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for a layout: the large one
+// (cutlass_tile), 128 x 128, 64 x 64 and 32 x 128.
+inline constexpr int kCutlassTileCount = 4;
+inline constexpr CutlassTile cutlass_tile_at(int i, bool a_kmajor, bool b_kmajor) {
+  return i == 0 ? cutlass_tile(a_kmajor, b_kmajor) : i == 1 ? CutlassTile{128, 128} : i == 2 ? CutlassTile{64, 64}
+                                                                                              : CutlassTile{32, 128};
+}
+inline constexpr bool cutlass_tile_built(int rows, int cols, bool a_kmajor, bool b_kmajor) {
+  for (int i = 0; i < kCutlassTileCount; ++i)
+    if (cutlass_tile_at(i, a_kmajor, b_kmajor).bm == rows && cutlass_tile_at(i, a_kmajor, b_kmajor).bn == cols)
+      return true;
+  return false;
+}
+
+// A plan that replaces auto's own (gemmtiles._C.force_auto_plan: the tuner's and the tests'
+// way to run one candidate through the auto op), or none. Process-wide, not thread-safe: set
+// it around a measurement, never while other threads call auto.
+inline std::optional<AutoPlan>& forced_auto_plan() {
+  static std::optional<AutoPlan> plan;
+  return plan;
+}
 // The rule, where no table entry applies (auto_plan): one product of at least 1024 x 1024
 // outputs and 512 deep, not both operands K-major (a column-major A with a column-major B, TT,
 // is covered with NN's tile, untimed), whose tiles fill their waves of one block per SM to at least
@@ -162,9 +196,11 @@ inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_
 // gemmtiles.tune: docs/auto.md). It lost where the tiles fill their waves (to CUTLASS's
 // data-parallel kernel) and on few tiles (to the split tile); and deep (1024 x 2048 x 5504) it
 // ran well behind cuBLAS, with CUTLASS's data-parallel kernel slower still.
-inline constexpr CutlassTile kCutlassStreamKTile = {256, 128};
+inline constexpr CutlassTile kCutlassStreamKTile = cutlass_tile(true, true);
 inline AutoPlan cutlass_streamk_plan() {
-  return {AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
+  AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
+  plan.splits = 0;
+  return plan;
 }
 // The rule, where no table entry applies: one product with both operands K-major, at least
 // 256 rows and 1024 columns, 512-4096 deep, whose 256 x 128 tiles make at least half a wave of
@@ -425,6 +461,70 @@ inline bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits = 0);
 
+// The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
+// least kMinSliceIters k iterations of 8.
+inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+inline constexpr int64_t kMinSliceIters = 4;
+
+// The estimate of a plan by the exact-kernel model (auto/exact_model.h), in microseconds; a
+// plan the model does not cover (auto's own tiles) estimates as infinity.
+inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
+                            bool b_kmajor, int64_t sms, const ExactModel& exact = kExactModel) {
+  if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor)
+    return exact_estimate_us(skinny_features(M, N, K, batch, plan_partials(plan)), exact.skinny);
+  const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
+  if (copied && !(batch == 1 && b_kmajor)) return 1e300;
+  const double copy = copied ? exact.copy[0] + exact.copy[1] * 8.0 * double(K) * double(N) / 1e6 : 0.0;
+  if (plan.kernel == AutoKernel::kCutlass || copied) {
+    const bool b_k = b_kmajor && !copied;
+    for (int i = 0; i < kCutlassTileCount; ++i) {
+      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_k);
+      if (t.bm == plan.mt && t.bn == plan.nw)
+        return copy + exact_estimate_us(cutlass_features(M, N, K, batch, a_kmajor, b_k, i, t.bm, t.bn, plan.splits, sms),
+                                        exact.cutlass);
+    }
+  }
+  return 1e300;
+}
+
+// The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
+// its rows, and CUTLASS's tiles, data-parallel or (one product) with K split, on B as it lies
+// or (x @ W^T) copied row-major first. exact_plan: the one of least estimate, the first of
+// equals.
+inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
+                                              bool b_kmajor, bool b_vec, int64_t sms) {
+  std::vector<AutoPlan> all;
+  const auto consider = [&](const AutoPlan& plan) { all.push_back(plan); };
+  if (M <= skinny_max_m(b_kmajor, b_vec)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
+  const int64_t iters = ceil_div64(K, 8);
+  // A column-major B of one product may be copied row-major first (kCutlassBCopied).
+  for (const bool copied : {false, true}) {
+    if (copied && !(batch == 1 && b_kmajor && ceil_div64(N, 32) <= 65535)) break;  // transpose_fits
+    for (int i = 0; i < kCutlassTileCount; ++i) {
+      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_kmajor && !copied);
+      for (int64_t s : kExactSplits) {
+        if (s > 1 && (batch > 1 || iters / s < kMinSliceIters)) break;
+        AutoPlan plan{copied ? AutoKernel::kCutlassBCopied : AutoKernel::kCutlass, t.bm, t.bn};
+        plan.splits = s;
+        plan.k_slice = ceil_div64(K, s);
+        consider(plan);
+      }
+    }
+  }
+  return all;
+}
+
+inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor, bool b_vec,
+                           int64_t sms, const ExactModel& exact = kExactModel) {
+  AutoPlan best{AutoKernel::kWarptile};
+  double best_us = 1e300;
+  for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms)) {
+    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, exact);
+    if (us < best_us) best = plan, best_us = us;
+  }
+  return best;
+}
+
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
 // a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
@@ -437,7 +537,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false,
                           TensorCoreMath tensor_cores = TensorCoreMath::kNone,
-                          const TensorCoreModel& model = kTensorCoreModel) {
+                          const TensorCoreModel& model = kTensorCoreModel,
+                          const ExactModel& exact = kExactModel) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
   if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
                        table && table->tensor_core_model ? *table->tensor_core_model : model))
@@ -467,9 +568,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
-  if (cutlass && !copy_first && cutlass_rule(M, N, K, batch, a_kmajor, b_kmajor, sms))
-    return cutlass_plan(a_kmajor, b_kmajor);
-  if (cutlass && cutlass_streamk_rule(M, N, K, batch, a_kmajor, b_kmajor, sms)) return cutlass_streamk_plan();
+  if (cutlass && !copy_first) return exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact);
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the

@@ -115,7 +115,7 @@ bool parse_math(const char* name, const char* where, gemmtiles::TensorCoreMath& 
 PyTypeObject* auto_plan_type() {
   static PyStructSequence_Field fields[] = {
       {"kernel", "the kernel: warptile, skinny_kmajor, skinny_nmajor, split_tile, cutlass, cutlass_streamk, "
-                 "tf32 or tf32x3"},
+                 "cutlass_b_copied (B copied row-major first), tf32 or tf32x3"},
       {"mt", "skinny: rows per pass; split_tile: the block tile's rows; cutlass: its tile's rows"},
       {"nw", "skinny: columns per group of lanes or column groups per lane; split_tile, cutlass: tile columns"},
       {"w", "skinny: elements of B per lane load (4: float4)"},
@@ -136,6 +136,8 @@ PyTypeObject* auto_plan_type() {
 // whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
 // (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
 // "tf32x3"). Every argument may be given by keyword.
+PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan);
+
 PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"M", "N", "K", "batch", "b_kmajor", "b_vec", "sms", "a_kmajor", "table",
                                 "a_vec", "cutlass", "tensor_cores", nullptr};
@@ -158,6 +160,11 @@ PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
                                                         a_kmajor != 0, table.get(), a_vec != 0, cutlass != 0, math);
   PyTypeObject* type = auto_plan_type();
   if (!type) return nullptr;
+  return plan_object(type, plan);
+}
+
+// An AutoPlan as gemmtiles.AutoPlan.
+PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan) {
   PyObject* result = PyStructSequence_New(type);
   if (!result) return nullptr;
   PyObject* items[] = {PyUnicode_FromString(gemmtiles::auto_kernel_name(plan.kernel)), PyLong_FromLong(plan.mt),
@@ -447,6 +454,71 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
+#ifndef GEMMTILES_CUTLASS
+#define GEMMTILES_CUTLASS 0
+#endif
+// gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms) ->
+// [(AutoPlan, estimate_us)]: the exact-kernel candidates auto weighs where CUTLASS's kernels
+// run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order.
+PyObject* py_exact_candidates(PyObject*, PyObject* args) {
+  long long M, N, K, batch, sms;
+  int a_kmajor, b_kmajor, b_vec;
+  if (!PyArg_ParseTuple(args, "LLLLpppL", &M, &N, &K, &batch, &a_kmajor, &b_kmajor, &b_vec, &sms)) return nullptr;
+  if (M < 1 || N < 1 || K < 1 || batch < 1 || sms < 1) {
+    PyErr_SetString(PyExc_ValueError, "exact_candidates: M, N, K, batch and sms must be >= 1");
+    return nullptr;
+  }
+  PyTypeObject* type = auto_plan_type();
+  if (!type) return nullptr;
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  for (const gemmtiles::AutoPlan& plan : gemmtiles::exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms)) {
+    PyObject* p = plan_object(type, plan);
+    const double us = gemmtiles::exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+    PyObject* item = p ? Py_BuildValue("(Nd)", p, us) : nullptr;
+    if (!item || PyList_Append(list, item) < 0) {
+      Py_XDECREF(item);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(item);
+  }
+  return list;
+}
+
+// gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
+PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_CUTLASS); }
+
+// gemmtiles._C.force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every
+// auto call runs from now on instead of its own (kernel None: auto's own again), the fields
+// those of AutoPlan. For the tuner and the tests: process-wide, not for concurrent callers. A
+// call whose problem the forced kernel does not take raises.
+PyObject* py_force_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"kernel", "mt", "nw", "w", "splits", "k_slice", nullptr};
+  const char* kernel = nullptr;
+  int mt = 0, nw = 0, w = 1;
+  long long splits = 1, k_slice = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ziiiLL", const_cast<char**>(names), &kernel, &mt, &nw, &w,
+                                   &splits, &k_slice))
+    return nullptr;
+  if (!kernel) {
+    gemmtiles::forced_auto_plan().reset();
+    Py_RETURN_NONE;
+  }
+  const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
+  if (!k) {
+    PyErr_Format(PyExc_ValueError, "force_auto_plan: kernel must name one of auto's kernels, got '%s'", kernel);
+    return nullptr;
+  }
+  if (splits < 0 || k_slice < 0) {
+    PyErr_SetString(PyExc_ValueError, "force_auto_plan: splits and k_slice must be >= 0");
+    return nullptr;
+  }
+  gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
+  gemmtiles::forced_auto_plan() = plan;
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,
@@ -489,6 +561,14 @@ PyMethodDef methods[] = {
      "call(index, a, b, c, alpha, beta): the op through the dispatcher, for eager calls."},
     {"linear", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_linear)), METH_FASTCALL,
      "linear(index, x, weight, bias): x @ weight^T + bias on the op, for nn.Linear's eager calls."},
+    {"exact_candidates", py_exact_candidates, METH_VARARGS,
+     "exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms): [(AutoPlan, estimate_us)], the exact "
+     "kernels auto weighs where CUTLASS's run the problem."},
+    {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
+    {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
+     METH_VARARGS | METH_KEYWORDS,
+     "force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every auto call runs instead "
+     "of its own (None: its own); for tuning and tests, process-wide."},
     {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
      "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};

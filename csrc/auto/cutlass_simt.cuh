@@ -1,0 +1,72 @@
+// The CUTLASS SIMT kernels of csrc/auto/cutlass_simt.h, instantiated per layout in
+// cutlass_simt_<layout>_cutlass.cu (one translation unit each, so that a parallel build
+// compiles them side by side): CUTLASS's GemmUniversal with its stream-K scheduler.
+#pragma once
+
+#include <cutlass/epilogue/thread/linear_combination.h>
+#include <cutlass/gemm/device/gemm_universal.h>
+#include <cutlass/gemm/threadblock/threadblock_swizzle_streamk.h>
+
+#include <type_traits>
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/util/Exception.h>
+
+#include "plan.h"
+#include "cutlass_simt.h"
+
+namespace gemmtiles {
+namespace cutlass_simt {
+
+// A and B K-major (row-major A; column-major B) or not; a BM x BN x 8 tile of warps of
+// WM x WN, STAGES stages of cp.async copies.
+template <bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
+void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
+  using Row = cutlass::layout::RowMajor;
+  using Col = cutlass::layout::ColumnMajor;
+  using Gemm = cutlass::gemm::device::GemmUniversal<
+      float, std::conditional_t<A_KMAJOR, Row, Col>, float, std::conditional_t<B_KMAJOR, Col, Row>, float, Row, float,
+      cutlass::arch::OpClassSimt, cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, 8>,
+      cutlass::gemm::GemmShape<WM, WN, 8>, cutlass::gemm::GemmShape<1, 1, 1>,
+      cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
+      cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, /*AlignmentA=*/1, /*AlignmentB=*/1>;
+  const CutlassSource c = cutlass_source(p);
+  const bool batched = p.batch > 1;
+  // A batch runs data-parallel, one grid layer per entry; one product takes the plan's
+  // schedule: CUTLASS's stream-K (batch_split 1 with every SM available), data-parallel
+  // (batch_split 1 with one SM "available": no tile is shared), or split-K (batch_split s).
+  const int batch_split = batched ? static_cast<int>(p.batch) : static_cast<int>(splits > 1 ? splits : 1);
+  const int avail_sms = !batched && splits == 1 ? 1 : -1;
+  typename Gemm::Arguments args(batched ? cutlass::gemm::GemmUniversalMode::kBatched
+                                        : cutlass::gemm::GemmUniversalMode::kGemm,
+                                {static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)}, batch_split,
+                                {p.alpha, c.beta}, p.a, p.b, c.c, p.out, p.a_bs, p.b_bs, c.batch_stride, p.out_bs,
+                                a_ld(p), b_ld(p), c.ldc, p.out_rs, avail_sms);
+  // The workspace (partial tiles and the turnstile's flags, which initialize() zeroes on the
+  // stream) comes from the caching allocator, on this stream: freed when this call returns,
+  // reused only by work queued after the kernel.
+  const size_t bytes = Gemm::get_workspace_size(args);
+  c10::DataPtr ws;
+  if (bytes > 0) ws = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+  Gemm gemm;
+  cutlass::Status status = gemm.can_implement(args);
+  if (status == cutlass::Status::kSuccess) status = gemm.initialize(args, ws.get(), stream);
+  if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
+  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: auto's CUTLASS SIMT kernel (", BM, " x ", BN,
+              " tile) did not launch: ", cutlass::cutlassGetStatusString(status));
+}
+
+// The tiles of kCutlassTiles (auto/plan.h) for one layout: the large tile is 256 x 128 for a
+// column-major A with a row-major B, else 128 x 256.
+template <bool A_KMAJOR, bool B_KMAJOR>
+void launch(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
+  constexpr CutlassTile kLarge = cutlass_tile(A_KMAJOR, B_KMAJOR);
+  if (rows == kLarge.bm && cols == kLarge.bn) return run<A_KMAJOR, B_KMAJOR, kLarge.bm, kLarge.bn, 64, 64, 4>(p, splits, stream);
+  if (rows == 128 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 128, 128, 32, 64, 5>(p, splits, stream);
+  if (rows == 64 && cols == 64) return run<A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
+  if (rows == 32 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
+  TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, ", which is not built");
+}
+
+}  // namespace cutlass_simt
+}  // namespace gemmtiles

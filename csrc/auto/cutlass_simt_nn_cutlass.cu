@@ -1,0 +1,8 @@
+// NN: A row-major, B row-major (csrc/auto/cutlass_simt.cuh).
+#include "cutlass_simt.cuh"
+
+namespace gemmtiles {
+void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
+  cutlass_simt::launch<true, false>(p, rows, cols, splits, stream);
+}
+}  // namespace gemmtiles

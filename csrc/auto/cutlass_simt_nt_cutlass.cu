@@ -1,0 +1,8 @@
+// NT: A row-major, B column-major (csrc/auto/cutlass_simt.cuh).
+#include "cutlass_simt.cuh"
+
+namespace gemmtiles {
+void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
+  cutlass_simt::launch<true, true>(p, rows, cols, splits, stream);
+}
+}  // namespace gemmtiles
