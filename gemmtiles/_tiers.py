@@ -103,9 +103,9 @@ TIERS: tuple[Tier, ...] = (
          "block -> warp -> thread tiling, tile shape chosen per problem, NN/NT/TN/TT read natively",
          "csrc/ladder/09_warptile.cuh"),
     Tier("auto", ("cuda",), "unit_stride",
-         "per call the kernel for the shape: split-K streaming of B for up to 16 rows (8 for a row-major B whose rows are not 16-byte aligned), split-K tiles for up to 2048 (the 128-row one a pipelined 128 x 128 tile, which also takes column-major A and more rows), CUTLASS's SIMT SGEMM for large products on full waves (sm_90 builds with CUTLASS), else warptile",
-         "csrc/auto/plan.h, csrc/auto/auto.cu, csrc/auto/launch.cuh, csrc/auto/skinny.cuh, "
-         "csrc/auto/pipelined_tile.cuh, csrc/auto/transpose.cuh", hip=False),
+         "per call the candidate of least estimated time (a cost model of the GPU's work): split-K streaming of B for up to 16 rows, CUTLASS's SIMT SGEMM on four tiles, data-parallel or with K split, for x @ W^T also after B is copied row-major (builds for sm_80+ with CUTLASS); without CUTLASS, gemmtiles' own split-K and pipelined tiles, warptile",
+         "csrc/auto/plan.h, csrc/auto/exact_model.h, csrc/auto/auto.cu, csrc/auto/cutlass_simt.cuh, "
+         "csrc/auto/skinny.cuh, csrc/auto/launch.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",
          "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
          "csrc/tensor_core/tiers.cu, csrc/tensor_core/wgmma_sm90a.cu", precision="tf32",

@@ -25,9 +25,9 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
-KERNELS = ["skinny_kmajor", "skinny_nmajor", "split_tile", "pipelined", "warptile", "A copied K-major, then split",
-           "cutlass", "cutlass_streamk", "tf32"]
-COLORS = ["#fde0dd", "#fa9fb5", "#9ecae1", "#3182bd", "#bdbdbd", "#c6dbef", "#74c476", "#238b45", "#fd8d3c"]
+KERNELS = ["skinny_kmajor", "skinny_nmajor", "cutlass 32 x 128", "cutlass 64 x 64", "cutlass 128 x 128",
+           "cutlass large", "B copied, cutlass", "tf32"]
+COLORS = ["#fde0dd", "#fa9fb5", "#c6dbef", "#9ecae1", "#3182bd", "#08519c", "#74c476", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
 NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128 .. 16384
 
@@ -35,10 +35,10 @@ NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128
 def kernel(m: int, nk: int, layout: str, tensor_cores: str = "none") -> str:
     plan = _C.auto_plan(int(m), int(nk), int(nk), 1, layout[1] == "T", True, SMS, layout[0] == "N", None, True,
                         True, tensor_cores=tensor_cores)
-    if plan.kernel == "split_tile" and (plan.mt, plan.nw) == (128, 128):
-        return "pipelined"
-    if plan.kernel == "warptile" and layout[0] == "T":  # copy_a_kmajor_first: the launch copies A first
-        return "A copied K-major, then split"
+    if plan.kernel == "cutlass_b_copied":
+        return "B copied, cutlass"
+    if plan.kernel == "cutlass":
+        return "cutlass large" if plan.mt * plan.nw == 128 * 256 else f"cutlass {plan.mt} x {plan.nw}"
     return plan.kernel
 
 
