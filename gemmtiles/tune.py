@@ -101,8 +101,8 @@ STREAMK_MIN_K = 256
 
 
 def _cutlass_here() -> bool:
-    """Whether auto can run CUTLASS's SIMT kernel on the current device: built, and sm_90."""
-    return _ops.sm90a_built() and torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+    """Whether auto can run CUTLASS's SIMT kernels on the current device: built, and sm_80+."""
+    return _C.cutlass_kernels() and torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
 
 
 def _can_transpose(m: int, n: int, k: int) -> bool:
