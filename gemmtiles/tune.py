@@ -263,6 +263,27 @@ def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes
     return tcm.model_line(params) + f"   # fitted on {len(fit_shapes)} random shapes"
 
 
+def fit_exact(device: torch.device, fit_shapes: list[Shape], check_shapes: list[Shape], where: Path) -> str:
+    """Times every exact-kernel candidate on both samples (CSV files left in `where`), fits
+    auto's cost model on the first and reports it on the second; its table line."""
+    from . import exact_fit
+
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    clock = (getattr(torch.cuda.get_device_properties(device), "clock_rate", 0) or 1_980_000) / 1e3
+    data = {}
+    for name, sample in (("fit", fit_shapes), ("check", check_shapes)):
+        path = where / f"exact-candidates-{name}.csv"
+        print(f"timing every candidate of {len(sample)} shapes ({name}) into {path}", flush=True)
+        exact_fit.measure(sample, path, device)
+        data[name] = exact_fit.problems(exact_fit.load(str(path)), sms)
+    params = exact_fit.fit(data["fit"], clock)
+    for name in ("fit", "check"):
+        r = exact_fit.check(data[name], params)
+        print(f"{name}: {r['shapes']} shapes; the model's pick {r['picked']:.3f}x cuBLAS (geomean), the best "
+              f"candidate {r['best']:.3f}x; median estimate error {r['median_error']:.1%}")
+    return exact_fit.model_line(params) + "   # python -m gemmtiles.tune --fit-exact"
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = _Parser(prog="python -m gemmtiles.tune", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda", help="the CUDA device to tune (default: the current one)")
@@ -280,6 +301,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--fit-tensor-cores", action="store_true",
                    help="fit the tensor-core model on this GPU (random shapes, a training and a check seed) and "
                         "write it into the table; alone, without per-shape entries")
+    p.add_argument("--fit-exact", action="store_true",
+                   help="time every exact-kernel candidate on --fit-shapes, fit auto's cost model, check it on "
+                        "--check-shapes, and write its line into the table")
     p.add_argument("--fit-shapes", default="random:120:1", help="the fit's sample (default random:120:1)")
     p.add_argument("--check-shapes", default="random:120:2", help="the check's sample (default random:120:2)")
     args = p.parse_args(argv)
@@ -295,9 +319,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     if device.index >= torch.cuda.device_count():
         p.error(f"--device: {args.device!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
     try:
-        shapes = shape_set(args.shapes, "cuda") if args.shapes else [] if args.fit_tensor_cores else default_shapes()
-        fit_shapes = shape_set(args.fit_shapes, "cuda") if args.fit_tensor_cores else []
-        check_shapes = shape_set(args.check_shapes, "cuda") if args.fit_tensor_cores else []
+        fitting = args.fit_tensor_cores or args.fit_exact
+        shapes = shape_set(args.shapes, "cuda") if args.shapes else [] if fitting else default_shapes()
+        fit_shapes = shape_set(args.fit_shapes, "cuda") if fitting else []
+        check_shapes = shape_set(args.check_shapes, "cuda") if fitting else []
     except ValueError as e:
         p.error(str(e))
     if args.fit_tensor_cores and "tf32" not in tiers(device):
@@ -315,6 +340,8 @@ def main(argv: Optional[list[str]] = None) -> int:
              "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto/plan.h)"]
     if args.metric == "wall":
         lines.insert(1, "# timed with --metric wall: the time per call of calls issued back to back")
+    if args.fit_exact:
+        lines.append(fit_exact(device, fit_shapes, check_shapes, out.parent if args.out else Path(".")))
     if args.fit_tensor_cores:
         lines.append(fit_tensor_cores(device, fit_shapes, check_shapes))
     else:

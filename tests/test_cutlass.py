@@ -50,6 +50,11 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         if plan.kernel.startswith("skinny"):
             assert m <= _C.skinny_max_m(b_k, b_vec), where
             continue
+        if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
+            assert batch == 1 and plan.nw == 128 and plan.mt in (32, 64, 128), where
+            assert a_k if plan.mt < 128 else _C.async_tile_ok(m, n, a_k, True, b_k, b_vec), where
+            assert plan.splits == 1 or (k + 7) // 8 // plan.splits >= 4, where
+            continue
         assert plan.kernel in ("cutlass", "cutlass_b_copied"), where
         copied = plan.kernel == "cutlass_b_copied"
         assert not copied or (batch == 1 and b_k), where
@@ -66,6 +71,14 @@ def test_candidates_cover_each_tile_and_split():
     # A batch of products runs data-parallel; B copied only for one product.
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)]
     assert {c.splits for c in batched} == {1} and all(c.kernel == "cutlass" for c in batched)
+    # gemmtiles' own tiles: 32 and 64 rows for a row-major A, the pipelined 128 x 128 tile
+    # where it takes the operands.
+    own = {(c.mt, c.nw) for c, _ in _C.exact_candidates(512, 512, 4096, 1, True, True, True, H100_SMS)
+           if c.kernel == "split_tile"}
+    assert own == {(32, 128), (64, 128), (128, 128)}
+    own = {(c.mt, c.nw) for c, _ in _C.exact_candidates(510, 512, 4096, 1, False, False, True, H100_SMS)
+           if c.kernel == "split_tile"}
+    assert own == set()  # a column-major A of rows not a multiple of 4
     # The skinny kernel is a candidate up to its rows.
     assert any(c.kernel.startswith("skinny") for c, _ in _C.exact_candidates(8, 4096, 4096, 1, True, True, True, 132))
     assert not any(c.kernel.startswith("skinny")
@@ -208,3 +221,21 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
     else:
         assert any("cutlass" in x for x in names), (plan, names)
         assert any("transpose" in x for x in names) == (plan.kernel == "cutlass_b_copied"), (plan, names)
+
+
+def test_a_tables_exact_model_line_sets_the_model():
+    params = _C.exact_model()
+    line = lambda p: "model exact " + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
+    args = (4, 4096, 4096, 1, True, True, H100_SMS, True)
+    assert _C.auto_plan(*args, line(params), True, True).kernel.startswith("skinny")
+    costly = list(params)
+    costly[len(params) - 7] = 1e6  # the skinny kernels' launch
+    assert not _C.auto_plan(*args, line(costly), True, True).kernel.startswith("skinny")
+    assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
+
+
+@pytest.mark.parametrize("text", ["model exact 1 2 3", "model exact " + " ".join(["1"] * 47 + ["-1"]),
+                                  "model exact " + " ".join(["x"] * 48)])
+def test_exact_model_lines_that_do_not_parse(text):
+    with pytest.raises(ValueError, match="model exact"):
+        _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

@@ -25,10 +25,16 @@
 
 namespace gemmtiles {
 
-inline constexpr int kExactTiles = 4;  // cutlass_tile_at(0..3) in auto/plan.h
-// Blocks of each tile an SM holds at once (registers and shared memory: auto/cutlass_simt.cuh).
-inline constexpr int kCutlassTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8};
-inline constexpr int kCutlassFeatures = 25, kSkinnyFeatures = 5;
+// The tiles: CUTLASS's (cutlass_tile_at(0..3) in auto/plan.h), then gemmtiles' own split tiles
+// of 32 x 128 and 64 x 128 and the pipelined 128 x 128 tile (auto/launch.cuh).
+inline constexpr int kExactTiles = 7, kOwnTile0 = 4;
+// Blocks of each tile an SM holds at once (registers and shared memory).
+inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 6, 3, 2};
+// Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
+// reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
+// iterations, its FMAs per SM in three layout classes, and its waves.
+inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
+inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 5;
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -38,12 +44,21 @@ struct ExactModel {
   std::array<double, 2> copy;
 };
 
-// Fitted on an H100-class GPU (Hopper, 132 SMs) from the random sample's training seed.
+// Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
+// (python -m gemmtiles.exact_fit; docs/auto.md): the global parameters, then five per tile in
+// kTileBlocksPerSm's order (CUTLASS's four, gemmtiles' 32 x 128, 64 x 128 and pipelined
+// 128 x 128); the skinny kernels'; the copy's.
 inline constexpr ExactModel kExactModel{
-    {6.4381, 2.3615, 0.0688, 0.0397, 1.273, 0.0611, 0.2042, 0.2338, 0.0, 0.4182, 1.0841, 4.9278, 5.165,
-     6.5571, 4.5535, 5.7453, 8.9431, 4.5808, 4.9959, 10.7073, 6.5135, 3.3548, 0.0, 0.0, 0.4386},
-    {8.9301, 0.3643, 23.4376, 1.8525, 3.8123},
-    {3.0, 0.4}};
+    {3.224, 5.24085, 0, 0.0659083, 0.0626622, 0.516643,
+     0.16128, 4.24453, 4.65672, 5.34937, 7.46161,
+     0.12408, 4.62855, 4.91598, 6.26801, 2.59505,
+     0.227569, 4.3216, 5.82444, 8.70202, 0,
+     0.258568, 4.40093, 4.91031, 10.9445, 0,
+     0.651302, 4.53235, 4.53235, 4.6562, 5.47898,
+     0.236555, 5.31575, 5.31575, 4.53437, 6.63873,
+     0.396251, 3.94571, 3.94571, 4.23009, 12.0774},
+    {8.73155, 0.415485, 24.9888, 2.11196, 3.40629},
+    {3.01891, 0.34933}};
 
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -51,15 +66,15 @@ inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // TT), 2 with both (NT).
 inline int layout_class(bool a_kmajor, bool b_kmajor) { return int(a_kmajor) + int(b_kmajor); }
 
-// The features of CUTLASS's tile `tile` (rows bm x cols bn) on an M x N x K product, `batch`
-// of them (each data-parallel: splits 1), K in `splits` slices, on `sms` SMs.
+// The features of tile `tile` (rows bm x cols bn) on an M x N x K product, `batch` of them
+// (each data-parallel: splits 1), K in `splits` slices, on `sms` SMs.
 inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t N, int64_t K, int64_t batch,
                                                              bool a_kmajor, bool b_kmajor, int tile, int bm, int bn,
                                                              int64_t splits, int64_t sms) {
   std::array<double, kCutlassFeatures> f{};
   sms = std::max<int64_t>(1, sms);
   splits = std::max<int64_t>(1, splits);
-  const int64_t r = kCutlassTileBlocksPerSm[tile];
+  const int64_t r = kTileBlocksPerSm[tile];
   const int64_t tiles = exact_ceil_div(M, bm) * exact_ceil_div(N, bn) * batch;
   const int64_t iters = exact_ceil_div(K, 8);
   const int64_t blocks = tiles * splits;
@@ -67,14 +82,17 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   const double waves = double(exact_ceil_div(blocks, r * sms));
   const double held = double(std::min<int64_t>(r, exact_ceil_div(blocks, sms)));
   const bool split = splits > 1;
+  const bool own = tile >= kOwnTile0;
   f[0] = 1;
-  f[1] = split ? 1 : 0;
-  f[2] = split ? double(blocks) * bm * bn * 8 / 1e6 : 0;
-  f[3] = 4.0 * (double(M) * K + double(K) * N) * batch / 1e6;
-  f[4 + tile] = waves * per_block;
-  f[8 + 3 * tile + layout_class(a_kmajor, b_kmajor)] = waves * per_block * held * bm * bn * 8 / 1e6;
-  f[20 + tile] = waves;
-  f[24] = split ? double(blocks) / double(sms) : 0;
+  f[1] = split && !own ? 1 : 0;
+  f[2] = split && own ? 1 : 0;
+  f[3] = split ? double(blocks) * bm * bn * 8 / 1e6 : 0;
+  f[4] = 4.0 * (double(M) * K + double(K) * N) * batch / 1e6;
+  f[5] = split ? double(blocks) / double(sms) : 0;
+  double* t = f.data() + kGlobalFeatures + kPerTileFeatures * tile;
+  t[0] = waves * per_block;
+  t[1 + layout_class(a_kmajor, b_kmajor)] = waves * per_block * held * bm * bn * 8 / 1e6;
+  t[4] = waves;
   return f;
 }
 

@@ -414,6 +414,9 @@ struct AutoTable {
   // A line 'model tensor_cores <launch_us> <tf32x3_launch_us> <wave_k_us> <bytes_per_us>
   // <exact_launch_us> <exact_flops_per_us>': this GPU's fit of TensorCoreModel.
   std::optional<TensorCoreModel> tensor_core_model;
+  // A line 'model exact <p...>': this GPU's fit of the exact-kernel model
+  // (exact_model_params' order; python -m gemmtiles.tune --fit-exact writes it).
+  std::optional<ExactModel> exact_model;
 
   // Parses a table's text; throws std::invalid_argument naming the line that is not an entry.
   // Defined in auto/table.cpp (compiled by the host compiler alone).
@@ -472,6 +475,12 @@ inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t 
                             bool b_kmajor, int64_t sms, const ExactModel& exact = kExactModel) {
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor)
     return exact_estimate_us(skinny_features(M, N, K, batch, plan_partials(plan)), exact.skinny);
+  if (plan.kernel == AutoKernel::kSplitTile) {
+    const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
+    if (plan.nw != 128 || (plan.mt != 32 && plan.mt != 64 && plan.mt != 128)) return 1e300;
+    return exact_estimate_us(
+        cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), exact.cutlass);
+  }
   const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
   if (copied && !(batch == 1 && b_kmajor)) return 1e300;
   const double copy = copied ? exact.copy[0] + exact.copy[1] * 8.0 * double(K) * double(N) / 1e6 : 0.0;
@@ -487,14 +496,61 @@ inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t 
   return 1e300;
 }
 
+// All of the model's features of a plan, in the order of exact_model_params: those of
+// exact_plan_us, whose estimate is their dot product with the parameters (zeros for a plan the
+// model does not cover).
+inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2;
+inline std::array<double, kExactModelSize> exact_plan_features(const AutoPlan& plan, int64_t M, int64_t N, int64_t K,
+                                                               int64_t batch, bool a_kmajor, bool b_kmajor,
+                                                               int64_t sms) {
+  std::array<double, kExactModelSize> f{};
+  const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
+  if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
+    put(skinny_features(M, N, K, batch, plan_partials(plan)), kCutlassFeatures);
+  } else if (plan.kernel == AutoKernel::kSplitTile) {
+    const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
+    put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), 0);
+  } else if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassBCopied) {
+    const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
+    for (int i = 0; i < kCutlassTileCount; ++i) {
+      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_kmajor && !copied);
+      if (t.bm == plan.mt && t.bn == plan.nw)
+        put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor && !copied, i, t.bm, t.bn, plan.splits, sms), 0);
+    }
+    if (copied) f[kCutlassFeatures + kSkinnyFeatures] = 1, f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * K * N / 1e6;
+  }
+  return f;
+}
+inline std::array<double, kExactModelSize> exact_model_params(const ExactModel& m = kExactModel) {
+  std::array<double, kExactModelSize> p{};
+  std::copy(m.cutlass.begin(), m.cutlass.end(), p.begin());
+  std::copy(m.skinny.begin(), m.skinny.end(), p.begin() + kCutlassFeatures);
+  std::copy(m.copy.begin(), m.copy.end(), p.begin() + kCutlassFeatures + kSkinnyFeatures);
+  return p;
+}
+
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
 // its rows, and CUTLASS's tiles, data-parallel or (one product) with K split, on B as it lies
 // or (x @ W^T) copied row-major first. exact_plan: the one of least estimate, the first of
 // equals.
 inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
-                                              bool b_kmajor, bool b_vec, int64_t sms) {
+                                              bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
   std::vector<AutoPlan> all;
   const auto consider = [&](const AutoPlan& plan) { all.push_back(plan); };
+  // gemmtiles' own split tiles (one product): 32 x 128 and 64 x 128 for a row-major A, the
+  // pipelined 128 x 128 tile where it takes the operands; one launch's grid holds 65535 rows
+  // of tiles.
+  if (batch == 1) {
+    for (const int rows : {32, 64, 128}) {
+      if (ceil_div64(M, rows) > 65535 ||
+          (rows < 128 ? !a_kmajor : !async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec)))
+        continue;
+      for (int64_t s : kExactSplits) {
+        if (s > 1 && ceil_div64(K, 8) / s < kMinSliceIters) break;
+        consider(split_tile_plan(rows, 128, K, s));
+      }
+    }
+  }
   if (M <= skinny_max_m(b_kmajor, b_vec)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   const int64_t iters = ceil_div64(K, 8);
   // A column-major B of one product may be copied row-major first (kCutlassBCopied).
@@ -515,10 +571,10 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
 }
 
 inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor, bool b_vec,
-                           int64_t sms, const ExactModel& exact = kExactModel) {
+                           int64_t sms, const ExactModel& exact = kExactModel, bool a_vec = true) {
   AutoPlan best{AutoKernel::kWarptile};
   double best_us = 1e300;
-  for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms)) {
+  for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
     const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, exact);
     if (us < best_us) best = plan, best_us = us;
   }
@@ -568,7 +624,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
-  if (cutlass && !copy_first) return exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact);
+  if (cutlass && !copy_first)
+    return exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms,
+                      table && table->exact_model ? *table->exact_model : exact, a_vec);
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the

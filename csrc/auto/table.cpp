@@ -73,6 +73,23 @@ AutoTable AutoTable::parse(const std::string& text) {
       i = j;
     }
     if (f.empty()) continue;  // blank or comment
+    if (f[0] == "model" && f.size() > 1 && f[1] == "exact") {
+      // 'model exact <p...>': this GPU's fit of the exact-kernel model (plan.h,
+      // exact_model_params' order), every parameter >= 0.
+      std::array<double, kExactModelSize> p{};
+      bool ok = f.size() == 2 + p.size() && !t.exact_model;
+      for (size_t i = 0; ok && i < p.size(); ++i) ok = f[2 + i] == "0" || parse_positive(f[2 + i], p[i]);
+      if (!ok) {
+        throw std::invalid_argument("line " + std::to_string(no) + ": expected one 'model exact' line of " +
+                                    std::to_string(p.size()) + " numbers >= 0, got '" + line + "'");
+      }
+      ExactModel m{};
+      std::copy(p.begin(), p.begin() + kCutlassFeatures, m.cutlass.begin());
+      std::copy(p.begin() + kCutlassFeatures, p.begin() + kCutlassFeatures + kSkinnyFeatures, m.skinny.begin());
+      std::copy(p.begin() + kCutlassFeatures + kSkinnyFeatures, p.end(), m.copy.begin());
+      t.exact_model = m;
+      continue;
+    }
     if (f[0] == "model") {
       TensorCoreModel m{};
       const bool ok = f.size() == 8 && f[1] == "tensor_cores" && parse_positive(f[2], m.launch_us) &&

@@ -138,6 +138,21 @@ PyTypeObject* auto_plan_type() {
 // "tf32x3"). Every argument may be given by keyword.
 PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan);
 
+template <size_t F>
+PyObject* double_list(const std::array<double, F>& values) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(F));
+  if (!list) return nullptr;
+  for (size_t i = 0; i < F; ++i) {
+    PyObject* x = PyFloat_FromDouble(values[i]);
+    if (!x) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), x);
+  }
+  return list;
+}
+
 PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"M", "N", "K", "batch", "b_kmajor", "b_vec", "sms", "a_kmajor", "table",
                                 "a_vec", "cutlass", "tensor_cores", nullptr};
@@ -457,13 +472,14 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 #ifndef GEMMTILES_CUTLASS
 #define GEMMTILES_CUTLASS 0
 #endif
-// gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms) ->
+// gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True) ->
 // [(AutoPlan, estimate_us)]: the exact-kernel candidates auto weighs where CUTLASS's kernels
 // run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order.
 PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int a_kmajor, b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "LLLLpppL", &M, &N, &K, &batch, &a_kmajor, &b_kmajor, &b_vec, &sms)) return nullptr;
+  int a_kmajor, b_kmajor, b_vec, a_vec = 1;
+  if (!PyArg_ParseTuple(args, "LLLLpppL|p", &M, &N, &K, &batch, &a_kmajor, &b_kmajor, &b_vec, &sms, &a_vec))
+    return nullptr;
   if (M < 1 || N < 1 || K < 1 || batch < 1 || sms < 1) {
     PyErr_SetString(PyExc_ValueError, "exact_candidates: M, N, K, batch and sms must be >= 1");
     return nullptr;
@@ -472,7 +488,8 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   if (!type) return nullptr;
   PyObject* list = PyList_New(0);
   if (!list) return nullptr;
-  for (const gemmtiles::AutoPlan& plan : gemmtiles::exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms)) {
+  for (const gemmtiles::AutoPlan& plan :
+       gemmtiles::exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
     PyObject* p = plan_object(type, plan);
     const double us = gemmtiles::exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
     PyObject* item = p ? Py_BuildValue("(Nd)", p, us) : nullptr;
@@ -485,6 +502,26 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   }
   return list;
 }
+
+// gemmtiles._C.exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms)
+// -> [float]: the cost model's features of that plan (plan.h, exact_plan_features), for the fit;
+// gemmtiles._C.exact_model() -> [float]: its parameters, in the same order.
+PyObject* py_exact_features(PyObject*, PyObject* args) {
+  const char* kernel;
+  int mt, nw, w, a_kmajor, b_kmajor;
+  long long splits, k_slice, M, N, K, batch, sms;
+  if (!PyArg_ParseTuple(args, "siiiLLLLLLppL", &kernel, &mt, &nw, &w, &splits, &k_slice, &M, &N, &K, &batch,
+                        &a_kmajor, &b_kmajor, &sms))
+    return nullptr;
+  const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
+  if (!k) {
+    PyErr_Format(PyExc_ValueError, "exact_features: kernel must name one of auto's kernels, got '%s'", kernel);
+    return nullptr;
+  }
+  const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
+  return double_list(gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms));
+}
+PyObject* py_exact_model(PyObject*, PyObject*) { return double_list(gemmtiles::exact_model_params()); }
 
 // gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
 PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_CUTLASS); }
@@ -562,8 +599,12 @@ PyMethodDef methods[] = {
     {"linear", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_linear)), METH_FASTCALL,
      "linear(index, x, weight, bias): x @ weight^T + bias on the op, for nn.Linear's eager calls."},
     {"exact_candidates", py_exact_candidates, METH_VARARGS,
-     "exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms): [(AutoPlan, estimate_us)], the exact "
+     "exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True): [(AutoPlan, estimate_us)], the exact "
      "kernels auto weighs where CUTLASS's run the problem."},
+    {"exact_features", py_exact_features, METH_VARARGS,
+     "exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms): the cost "
+     "model's features of a plan."},
+    {"exact_model", py_exact_model, METH_NOARGS, "exact_model(): the cost model's parameters."},
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,

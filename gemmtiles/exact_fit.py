@@ -1,0 +1,212 @@
+"""The fit of auto's exact-kernel cost model (csrc/auto/exact_model.h) to measured candidates.
+
+`measure` (``python -m gemmtiles.tune --fit-exact``, or scripts/measure_candidates.py) times
+every candidate `_C.exact_candidates` lists for each shape of a random sample, forced through
+the auto op (`_C.force_auto_plan`), and writes the timings as CSV; this module reads them, takes each candidate's features from the C++ model
+itself (`_C.exact_features`), and fits the parameters by non-negative least squares of the
+relative error. `check` scores a parameter vector on another sample: the speed of the
+candidate it picks, and of the best one, against cuBLAS.
+
+    python -m gemmtiles.exact_fit candidates.csv [--sms 132]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from collections import defaultdict
+
+from ._ops import _C
+
+__all__ = ["measure", "load", "fit", "check", "model_line", "main"]
+
+CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err"]
+
+
+def _operands(shape, g, device):
+    import torch
+
+    if shape.layout == "TN":
+        a = torch.randn(*((shape.batch,) if shape.bmm else ()), shape.k, shape.m, generator=g).to(device).mT
+    else:
+        a = torch.randn((shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k),
+                        generator=g).to(device)
+    bb = (shape.batch,) if shape.bmm else ()
+    if shape.layout == "NT":
+        b = torch.randn(*bb, shape.n, shape.k, generator=g).to(device).mT
+    else:
+        b = torch.randn(*bb, shape.k, shape.n, generator=g).to(device)
+    return a, b
+
+
+def _layout_flags(a, b):
+    """A's and B's layouts and alignment as auto sees them (prepare_gemm: an operand is K-major
+    where its column stride is 1 for A, not 1 for B)."""
+    a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
+    a_ld = a.stride(-2) if a_k else a.stride(-1)
+    b_ld = b.stride(-1) if b_k else b.stride(-2)
+    a_vec = a_ld % 4 == 0 and a.data_ptr() % 16 == 0 and (a.dim() == 2 or a.stride(0) % 4 == 0)
+    b_vec = b_ld % 4 == 0 and b.data_ptr() % 16 == 0 and (b.dim() == 2 or b.stride(0) % 4 == 0)
+    return a_k, b_k, a_vec, b_vec
+
+
+def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None) -> None:
+    """Times cuBLAS, auto's own plan and every candidate of each shape (from index `start`,
+    appending to `out` past 0), each forced through the auto op, and writes them as CSV."""
+    import sys
+
+    import torch
+
+    import gemmtiles
+
+    from . import bench
+
+    torch.set_float32_matmul_precision("highest")
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    g = torch.Generator().manual_seed(0)
+    with open(out, "w" if start == 0 else "a", newline="") as f:
+        w = csv.writer(f)
+        if start == 0:
+            w.writerow(CSV_FIELDS)
+        for i, shape in enumerate(shapes):
+            if i < start:
+                continue
+            a, b = _operands(shape, g, device)
+            ref = torch.matmul(a.double(), b.double())
+            norm = ref.norm().item() or 1.0
+            a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+            m = shape.m if shape.bmm or shape.batch == 1 else shape.m * shape.batch
+            plans = [tuple(p) for p, _ in _C.exact_candidates(m, shape.n, shape.k, shape.batch if shape.bmm else 1,
+                                                              a_k, b_k, b_vec, sms, a_vec)]
+            rows = []
+            for plan in [("cublas",), ("auto",)] + plans:
+                if progress:  # before the call, so that a crash names its candidate
+                    print(f"shape {i} {shape.label} {plan}", file=progress, flush=True)
+                if plan[0] == "cublas":
+                    fn = lambda: torch.matmul(a, b)  # noqa: E731
+                else:
+                    fn = lambda: gemmtiles.sgemm(a, b, tier="auto")  # noqa: E731
+                if len(plan) > 1:
+                    _C.force_auto_plan(*plan)
+                try:
+                    err = (fn().double() - ref).norm().item() / norm
+                    ms, _ = bench._timer(device, fn, 2, repeats, 0.3)
+                finally:
+                    _C.force_auto_plan()
+                name, mt, nw, splits = (plan[0], 0, 0, 0) if len(plan) == 1 else (plan[0], plan[1], plan[2], plan[4])
+                rows.append([shape.batch, shape.m, shape.n, shape.k, shape.layout, int(shape.bmm), name, mt, nw,
+                             splits, ms * 1e3, err])
+            w.writerows(rows)
+            f.flush()
+            if progress:
+                print(f"[{i + 1}/{len(shapes)}] {shape.label}: cublas {rows[0][10]:.1f} us, auto {rows[1][10]:.1f}, "
+                      f"best candidate {min(r[10] for r in rows[2:]):.1f}", file=progress, flush=True)
+            del a, b, ref
+
+
+def _flags(layout: str, m: int, n: int, k: int) -> tuple[bool, bool, bool, bool]:
+    """a_kmajor, b_kmajor, a_vec, b_vec of the bench's contiguous operands in `layout`."""
+    a_k, b_k = layout[0] == "N", layout[1] == "T"
+    return a_k, b_k, (k if a_k else m) % 4 == 0, (k if b_k else n) % 4 == 0
+
+
+def load(path: str) -> dict:
+    """{shape: {"cublas": us, "candidates": [(plan, features, us)]}} from a candidates CSV."""
+    rows = defaultdict(dict)
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            key = (int(r["batch"]), int(r["m"]), int(r["n"]), int(r["k"]), r["layout"], r["bmm"] == "1")
+            rows[key][(r["candidate"], int(r["mt"]), int(r["nw"]), int(r["splits"]))] = float(r["us"])
+    return rows
+
+
+def problems(rows: dict, sms: int):
+    """For each shape: cuBLAS's time, and each measured candidate's plan, features and time."""
+    out = {}
+    for key, times in rows.items():
+        batch, m, n, k, layout, bmm = key
+        if ("cublas", 0, 0, 0) not in times:
+            continue
+        mm, bb = (m, batch) if bmm else (m * batch, 1)
+        a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k)
+        cands = []
+        for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec):
+            us = times.get((plan.kernel, plan.mt, plan.nw, plan.splits))
+            if us is not None:
+                cands.append((plan, _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
+                                                      plan.k_slice, mm, n, k, bb, a_k, b_k, sms), us))
+        if cands:
+            out[key] = {"cublas": times[("cublas", 0, 0, 0)], "auto": times.get(("auto", 0, 0, 0)), "candidates": cands}
+    return out
+
+
+# The layout of the parameters (csrc/auto/exact_model.h): global features, then per tile its
+# serial iterations, its FMAs per SM (millions) in three layout classes, and its waves.
+GLOBAL_FEATURES, PER_TILE, TILES = 6, 5, 7
+
+
+def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
+    """Parameters minimising the squared relative error of every candidate's estimate: >= 0,
+    and an SM's FMAs no faster than its peak (128 FMAs a clock at `clock_mhz`); a feature no
+    candidate has keeps the shipped parameter."""
+    import numpy as np
+    from scipy.optimize import lsq_linear
+
+    x = np.array([f for p in probs.values() for _, f, _ in p["candidates"]])
+    y = np.array([us for p in probs.values() for _, _, us in p["candidates"]])
+    lower = np.zeros(x.shape[1])
+    for t in range(TILES):  # microseconds per million FMAs on one SM, at least the peak's
+        lower[GLOBAL_FEATURES + PER_TILE * t + 1:GLOBAL_FEATURES + PER_TILE * t + 4] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
+    used = np.abs(x).sum(axis=0) > 0
+    params = np.array(_C.exact_model())
+    sol = lsq_linear(x[:, used] / y[:, None], np.ones(len(y)), bounds=(lower[used], np.inf)).x
+    params[used] = sol
+    return params.tolist()
+
+
+def check(probs: dict, params: list[float]) -> dict:
+    """The geomean speed against cuBLAS of the candidate the parameters pick and of the best
+    measured one, and the median relative error of the estimates."""
+    picked, best, errs = [], [], []
+    for p in probs.values():
+        est = [sum(a * b for a, b in zip(f, params)) for _, f, _ in p["candidates"]]
+        times = [us for _, _, us in p["candidates"]]
+        picked.append(p["cublas"] / times[min(range(len(est)), key=est.__getitem__)])
+        best.append(p["cublas"] / min(times))
+        errs += [abs(math.log(max(e, 1e-9) / t)) for e, t in zip(est, times)]
+    geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    errs.sort()
+    return {"shapes": len(picked), "picked": geo(picked), "best": geo(best), "median_error": errs[len(errs) // 2]}
+
+
+def model_line(params: list[float]) -> str:
+    """The tuned table's line that carries these parameters (csrc/auto/table.cpp)."""
+    return "model exact " + " ".join("0" if x <= 0 else f"{x:.6g}" for x in params)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gemmtiles.exact_fit", description=__doc__.splitlines()[0])
+    p.add_argument("train", help="candidates CSV of the training sample")
+    p.add_argument("--check", help="candidates CSV of a sample drawn with another seed")
+    p.add_argument("--holdout", action="store_true",
+                   help="fit on every other shape of the training sample and check on the rest")
+    p.add_argument("--sms", type=int, default=132)
+    args = p.parse_args(argv)
+    train = problems(load(args.train), args.sms)
+    if args.holdout:
+        keys = sorted(train)
+        rest = {k: train[k] for k in keys[1::2]}
+        train = {k: train[k] for k in keys[::2]}
+        print("fitted, held-out half:", check(rest, fit(train)))
+    params = fit(train)
+    print("shipped:", check(train, _C.exact_model()))
+    print("fitted, training sample:", check(train, params))
+    if args.check:
+        print("fitted, check sample:", check(problems(load(args.check), args.sms), params))
+    print("params:", ", ".join(f"{x:.6g}" for x in params))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
