@@ -49,9 +49,6 @@ for step in "$@"; do
         start=$((last + 1))
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
-    crash)
-      python3 -X faulthandler scripts/crash_check.py 2>&1 | tail -30
-      if command -v gdb >/dev/null; then gdb -q -batch -ex run -ex bt --args python3 scripts/crash_check.py 2>&1 | grep -v "^\[" | tail -40; else echo "no gdb"; fi ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \

@@ -111,6 +111,7 @@ def forced(kernel, mt=0, nw=0, splits=1):
     _C.force_auto_plan(kernel, mt, nw, 1, splits, 0)
     try:
         yield
+        assert not _C.forced_plan_refused(), (kernel, mt, nw, splits)
     finally:
         _C.force_auto_plan()
 
@@ -202,7 +203,24 @@ def _planned(a, b):
 
 # Problems the model gives each kind of candidate on an H100-class GPU (pinned: the shipped
 # model, no table), each layout.
-REGIONS = [(4, 4096, 4096), (64, 64, 16384), (2048, 2048, 2048), (300, 5000, 700), (5000, 300, 4000)]
+REGIONS = [(4, 4096, 4096), (64, 64, 16384), (2048, 2048, 2048), (300, 5000, 700), (5000, 300, 4000),
+           (2048, 5504, 2048)]
+
+
+@needs_cuda
+@needs_cutlass
+def test_a_forced_plan_the_problem_does_not_take_runs_autos_own():
+    # No crash, no wrong answer: auto's own plan runs, and the refusal is reported.
+    a = operand(64, 64, "cuda")
+    b = operand(64, 64, "cuda")
+    for plan in [("cutlass", 256, 128), ("cutlass_b_copied", 128, 256), ("split_tile", 16, 128)]:
+        _C.force_auto_plan(*plan, 1, 1, 0)
+        try:
+            check_tier("auto", a, b)
+            assert _C.forced_plan_refused(), plan
+        finally:
+            _C.force_auto_plan()
+        assert not _C.forced_plan_refused()
 
 
 @needs_cuda
@@ -217,6 +235,9 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         names = kernels_run(lambda: torch.ops.gemmtiles.auto(a, b))
     if plan.kernel.startswith("skinny"):
         assert any("skinny" in x for x in names), (plan, names)
+        assert not any("cutlass" in x for x in names), (plan, names)
+    elif plan.kernel == "split_tile":  # gemmtiles' own tiles: the pipelined kernel or warptile's
+        assert any("async_tile" in x or "warptile" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
     else:
         assert any("cutlass" in x for x in names), (plan, names)

@@ -75,6 +75,37 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 #endif
 }
 
+// Whether a forced plan (forced_auto_plan in plan.h) runs the problem here: CUTLASS's kernels
+// where they run it on a tile built for its layout (a copied B: one product with B
+// column-major), gemmtiles' own tiles and the skinny kernels where auto's candidates would
+// include them (exact_candidates), the tensor-core tiers where auto could plan them.
+bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
+  const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
+  switch (plan.kernel) {
+    case AutoKernel::kCutlass:
+    case AutoKernel::kCutlassStreamK:
+      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, a_k, b_k) &&
+             (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k));
+    case AutoKernel::kCutlassBCopied:
+      return cutlass_simt_runs(p, device) && p.batch == 1 && b_k && cutlass_tile_built(plan.mt, plan.nw, a_k, false) &&
+             transpose_fits(p.N, p.K);
+    case AutoKernel::kTf32:
+    case AutoKernel::kTf32x3:
+      return tensor_cores_here(device) != TensorCoreMath::kNone;
+    case AutoKernel::kWarptile:
+      return true;
+    default: {
+      const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
+      const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
+      for (const AutoPlan& c : exact_candidates(p.M, p.N, p.K, p.batch, a_k, b_k, b_vec, multiprocessors(device), a_vec))
+        if (c.kernel == plan.kernel && c.mt == plan.mt && c.nw == plan.nw && c.w == plan.w && c.splits == plan.splits &&
+            c.k_slice == plan.k_slice)
+          return true;
+      return false;
+    }
+  }
+}
+
 // Whether launch_peeled takes the problem: its last r <= 8 columns of a large output apart.
 bool peels(const GemmProblem& p) { return peeled_columns(p.M, p.N, p.batch) != 0; }
 
@@ -203,11 +234,16 @@ void launch_auto(const GemmProblem& p) {
   const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
-  const std::optional<AutoPlan> forced = forced_auto_plan();
-  const AutoPlan plan = forced ? *forced
-                               : auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device),
-                                           a_kmajor(p), table.get(), a_vec, cutlass_simt_runs(p, device),
-                                           tensor_cores_here(device), device_tensor_core_model(device));
+  const auto own_plan = [&] {
+    return auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p), table.get(),
+                     a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device), device_tensor_core_model(device));
+  };
+  std::optional<AutoPlan> forced = forced_auto_plan();
+  if (forced && !forced_plan_runs(p, *forced, device)) {
+    forced_plan_refused() = true;
+    forced.reset();
+  }
+  const AutoPlan plan = forced ? *forced : own_plan();
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);
@@ -215,10 +251,6 @@ void launch_auto(const GemmProblem& p) {
   }
 #endif
   if (plan.kernel == AutoKernel::kCutlassBCopied) {
-    TORCH_CHECK(cutlass_simt_runs(p, device) && p.batch == 1 && b_kmajor(p) &&
-                    cutlass_tile_built(plan.mt, plan.nw, a_kmajor(p), false),
-                "gemmtiles: auto's CUTLASS kernel on a copied B (", plan.mt, " x ", plan.nw,
-                " tile) cannot run this problem here");
     // B column-major is the N x K row-major matrix at p.b (pitch b_cs); its transpose, K x N
     // with rows padded to 16 bytes, is B row-major.
     const int64_t ld = (p.N + 3) / 4 * 4;
@@ -237,9 +269,6 @@ void launch_auto(const GemmProblem& p) {
     return;
   }
   if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
-    TORCH_CHECK(cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, a_kmajor(p), b_kmajor(p)),
-                "gemmtiles: auto's CUTLASS kernel of a ", plan.mt, " x ", plan.nw,
-                " tile cannot run this problem here (not built, before sm_80, or operands it does not take)");
 #if GEMMTILES_CUTLASS
     launch_cutlass_simt(p, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
     C10_CUDA_KERNEL_LAUNCH_CHECK();

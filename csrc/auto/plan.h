@@ -167,10 +167,16 @@ inline constexpr bool cutlass_tile_built(int rows, int cols, bool a_kmajor, bool
 
 // A plan that replaces auto's own (gemmtiles._C.force_auto_plan: the tuner's and the tests'
 // way to run one candidate through the auto op), or none. Process-wide, not thread-safe: set
-// it around a measurement, never while other threads call auto.
+// it around a measurement, never while other threads call auto. A problem the forced kernel
+// does not take runs auto's own plan instead, and forced_plan_refused() is then set (until the
+// next force_auto_plan), so that a measurement can tell.
 inline std::optional<AutoPlan>& forced_auto_plan() {
   static std::optional<AutoPlan> plan;
   return plan;
+}
+inline bool& forced_plan_refused() {
+  static bool refused = false;
+  return refused;
 }
 // The rule, where no table entry applies (auto_plan): one product of at least 1024 x 1024
 // outputs and 512 deep, not both operands K-major (a column-major A with a column-major B, TT,

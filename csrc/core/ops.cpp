@@ -521,6 +521,7 @@ PyObject* py_exact_features(PyObject*, PyObject* args) {
   const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
   return double_list(gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms));
 }
+PyObject* py_forced_plan_refused(PyObject*, PyObject*) { return PyBool_FromLong(gemmtiles::forced_plan_refused()); }
 PyObject* py_exact_model(PyObject*, PyObject*) { return double_list(gemmtiles::exact_model_params()); }
 
 // gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
@@ -529,7 +530,8 @@ PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMM
 // gemmtiles._C.force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every
 // auto call runs from now on instead of its own (kernel None: auto's own again), the fields
 // those of AutoPlan. For the tuner and the tests: process-wide, not for concurrent callers. A
-// call whose problem the forced kernel does not take raises.
+// call whose problem the forced kernel does not take runs auto's own plan, and
+// gemmtiles._C.forced_plan_refused() -> bool says so until the next force_auto_plan.
 PyObject* py_force_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"kernel", "mt", "nw", "w", "splits", "k_slice", nullptr};
   const char* kernel = nullptr;
@@ -538,6 +540,7 @@ PyObject* py_force_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ziiiLL", const_cast<char**>(names), &kernel, &mt, &nw, &w,
                                    &splits, &k_slice))
     return nullptr;
+  gemmtiles::forced_plan_refused() = false;
   if (!kernel) {
     gemmtiles::forced_auto_plan().reset();
     Py_RETURN_NONE;
@@ -604,6 +607,9 @@ PyMethodDef methods[] = {
     {"exact_features", py_exact_features, METH_VARARGS,
      "exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms): the cost "
      "model's features of a plan."},
+    {"forced_plan_refused", py_forced_plan_refused, METH_NOARGS,
+     "forced_plan_refused(): whether a call since the last force_auto_plan ran auto's own plan, the forced one "
+     "not taking its problem."},
     {"exact_model", py_exact_model, METH_NOARGS, "exact_model(): the cost model's parameters."},
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
