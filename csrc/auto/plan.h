@@ -134,13 +134,10 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // CUTLASS's SIMT SGEMM (csrc/auto/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
-// family cuBLAS runs for fp32 on Hopper, built with the tensor-core tiers. Its tile: 128 x 256
-// x 8, eight warps, one block per SM (256 x 128 for a column-major A and row-major B, the
-// weight gradients' layout). On one wave of tiles and on many full ones it runs about as fast
-// as cuBLAS and faster than the pipelined tile; on a last wave much less than full the
-// pipelined tile's split tail wins (docs/auto.md). Where A and B are both K-major (nn.Linear's
-// x @ W^T) it was slower than the pipelined tile at a shape tried (2048 x 2048 x 5504), so for
-// that layout the tuned table alone names it.
+// family cuBLAS runs for fp32 from Ampere on. Its large tile: 128 x 256 x 8, eight warps, one
+// block per SM (256 x 128 for a column-major A and row-major B, the weight gradients' layout,
+// where it ran faster); cutlass_tile_at lists the smaller ones. A table's `cutlass` entry
+// names the large tile, data-parallel (cutlass_plan).
 struct CutlassTile {
   int bm, bn;
 };
@@ -178,48 +175,14 @@ inline bool& forced_plan_refused() {
   static bool refused = false;
   return refused;
 }
-// The rule, where no table entry applies (auto_plan): one product of at least 1024 x 1024
-// outputs and 512 deep, not both operands K-major (a column-major A with a column-major B, TT,
-// is covered with NN's tile, untimed), whose tiles fill their waves of one block per SM to at least
-// kCutlassMinFill. For NN it comes before the M-major copy of A (transpose_a_first): a
-// product the rule takes runs on CUTLASS with A as it lies.
-inline constexpr int64_t kCutlassMinMN = 1024, kCutlassMinK = 512;
-inline constexpr double kCutlassMinFill = 0.94;
-inline bool cutlass_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
-                         int64_t sms) {
-  if (batch != 1 || M < kCutlassMinMN || N < kCutlassMinMN || K < kCutlassMinK || (a_kmajor && b_kmajor) || sms < 1)
-    return false;
-  const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
-  const int64_t tiles = ceil_div64(M, t.bm) * ceil_div64(N, t.bn);
-  return double(tiles) >= kCutlassMinFill * double(ceil_div64(tiles, sms) * sms);
-}
-
-// CUTLASS's SIMT kernel with stream-K scheduling (csrc/auto/cutlass_streamk_sm90a.cu), for
-// both operands K-major (nn.Linear's x @ W^T) alone: 256 x 128 x 8 tiles; whole tiles run
-// data-parallel while they fill whole waves, and the k iterations of the rest are shared out
-// evenly between about one block per SM. Where the last wave of tiles is far from full it beat
-// every other kernel here, and on some shapes cuBLAS too (timed through the op by
-// gemmtiles.tune: docs/auto.md). It lost where the tiles fill their waves (to CUTLASS's
-// data-parallel kernel) and on few tiles (to the split tile); and deep (1024 x 2048 x 5504) it
-// ran well behind cuBLAS, with CUTLASS's data-parallel kernel slower still.
+// A table's `streamk` entry (x @ W^T, both operands K-major): CUTLASS's kernel on its large
+// tile with its own stream-K schedule (splits 0: auto/cutlass_simt.h), which shares the k
+// iterations of a last wave's tiles out between about one block per SM.
 inline constexpr CutlassTile kCutlassStreamKTile = cutlass_tile(true, true);
 inline AutoPlan cutlass_streamk_plan() {
   AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
   plan.splits = 0;
   return plan;
-}
-// The rule, where no table entry applies: one product with both operands K-major, at least
-// 256 rows and 1024 columns, 512-4096 deep, whose 256 x 128 tiles make at least half a wave of
-// one block per SM and fill their last wave to less than kStreamKMaxFill.
-inline constexpr int64_t kStreamKMinM = 256, kStreamKMinN = 1024, kStreamKMinK = 512, kStreamKMaxK = 4096;
-inline constexpr double kStreamKMaxFill = 0.95;
-inline bool cutlass_streamk_rule(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
-                                 int64_t sms) {
-  if (batch != 1 || !a_kmajor || !b_kmajor || M < kStreamKMinM || N < kStreamKMinN || K < kStreamKMinK ||
-      K > kStreamKMaxK || sms < 1)
-    return false;
-  const int64_t tiles = ceil_div64(M, kCutlassStreamKTile.bm) * ceil_div64(N, kCutlassStreamKTile.bn);
-  return 2 * tiles >= sms && double(tiles) < kStreamKMaxFill * double(ceil_div64(tiles, sms) * sms);
 }
 
 // The split count for `tiles` output tiles of an M x N output on `slots` resident blocks:
