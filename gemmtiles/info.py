@@ -15,13 +15,14 @@ __all__ = ["config", "show_config"]
 def config() -> dict:
     """The build configuration and what runs on this machine, as a dict."""
     import gemmtiles
-    from ._ops import sm90a_built
+    from ._ops import _C, sm90a_built
 
     try:
         from . import _build_info as b
         built = {"torch": b.TORCH_VERSION, "torch CUDA": b.TORCH_CUDA, "CUDA kernels": b.CUDA_BUILT,
                  "nvcc": b.NVCC_VERSION, "arch list": b.CUDA_ARCH_LIST,
-                 "sm_90a kernels (tf32, tf32x3)": sm90a_built()}
+                 "sm_90a kernels (tf32, tf32x3)": sm90a_built(),
+                 "auto's CUTLASS kernels (sm_80+)": _C.cutlass_kernels()}
     except ImportError:
         built = {}
     from . import _tables
