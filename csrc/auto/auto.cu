@@ -7,6 +7,7 @@
 // from full, where the build has it (cutlass_simt.h) — or, where the precision settings allow
 // them (core/precision.h) and the model says they are faster (tensor_cores_pay in plan.h), the
 // tensor-core tiers on Hopper.
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -79,7 +80,7 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 // where they run it on a tile built for its layout (a copied B: one product with B
 // column-major), gemmtiles' own tiles and the skinny kernels where auto's candidates would
 // include them (exact_candidates), the tensor-core tiers where auto could plan them.
-bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
+bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bool b_vec, c10::DeviceIndex device) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
   switch (plan.kernel) {
     case AutoKernel::kCutlass:
@@ -95,13 +96,9 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, c10::DeviceInd
     case AutoKernel::kWarptile:
       return true;
     default: {
-      const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
-      const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
-      for (const AutoPlan& c : exact_candidates(p.M, p.N, p.K, p.batch, a_k, b_k, b_vec, multiprocessors(device), a_vec))
-        if (c.kernel == plan.kernel && c.mt == plan.mt && c.nw == plan.nw && c.w == plan.w && c.splits == plan.splits &&
-            c.k_slice == plan.k_slice)
-          return true;
-      return false;
+      const std::vector<AutoPlan> all =
+          exact_candidates(p.M, p.N, p.K, p.batch, a_k, b_k, b_vec, multiprocessors(device), a_vec);
+      return std::find(all.begin(), all.end(), plan) != all.end();
     }
   }
 }
@@ -234,16 +231,15 @@ void launch_auto(const GemmProblem& p) {
   const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
-  const auto own_plan = [&] {
-    return auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p), table.get(),
-                     a_vec, cutlass_simt_runs(p, device), tensor_cores_here(device), device_tensor_core_model(device));
-  };
   std::optional<AutoPlan> forced = forced_auto_plan();
-  if (forced && !forced_plan_runs(p, *forced, device)) {
+  if (forced && !forced_plan_runs(p, *forced, a_vec, b_vec, device)) {
     forced_plan_refused() = true;
     forced.reset();
   }
-  const AutoPlan plan = forced ? *forced : own_plan();
+  const AutoPlan plan = forced ? *forced
+                               : auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device),
+                                           a_kmajor(p), table.get(), a_vec, cutlass_simt_runs(p, device),
+                                           tensor_cores_here(device), device_tensor_core_model(device));
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);

@@ -15,6 +15,9 @@
 //      since a K-major operand is transposed on its way to shared memory), and its waves.
 //  - The same after a copy of a column-major B (x @ W^T) into a row-major one: a launch and
 //    the copy's bytes, plus the NN product's estimate.
+//  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
+//    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
+//    reduction's launch).
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh): a launch, B's bytes, A's bytes, and
 //    where K is split, the reduction's launch and the partial products' bytes.
 #pragma once

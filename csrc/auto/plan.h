@@ -55,6 +55,7 @@ struct AutoPlan {
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
                        // 8 (split_tile)
+  bool operator==(const AutoPlan&) const = default;
 };
 
 // The row-major-B skinny kernel with float4 loads, whose 8 warps split a block's K
@@ -438,57 +439,37 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 inline constexpr int64_t kMinSliceIters = 4;
 
-// The estimate of a plan by the exact-kernel model (auto/exact_model.h), in microseconds; a
-// plan the model does not cover (auto's own tiles) estimates as infinity.
-inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
-                            bool b_kmajor, int64_t sms, const ExactModel& exact = kExactModel) {
-  if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor)
-    return exact_estimate_us(skinny_features(M, N, K, batch, plan_partials(plan)), exact.skinny);
-  if (plan.kernel == AutoKernel::kSplitTile) {
-    const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
-    if (plan.nw != 128 || (plan.mt != 32 && plan.mt != 64 && plan.mt != 128)) return 1e300;
-    return exact_estimate_us(
-        cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), exact.cutlass);
-  }
-  const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
-  if (copied && !(batch == 1 && b_kmajor)) return 1e300;
-  const double copy = copied ? exact.copy[0] + exact.copy[1] * 8.0 * double(K) * double(N) / 1e6 : 0.0;
-  if (plan.kernel == AutoKernel::kCutlass || copied) {
-    const bool b_k = b_kmajor && !copied;
-    for (int i = 0; i < kCutlassTileCount; ++i) {
-      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_k);
-      if (t.bm == plan.mt && t.bn == plan.nw)
-        return copy + exact_estimate_us(cutlass_features(M, N, K, batch, a_kmajor, b_k, i, t.bm, t.bn, plan.splits, sms),
-                                        exact.cutlass);
-    }
-  }
-  return 1e300;
-}
-
-// All of the model's features of a plan, in the order of exact_model_params: those of
-// exact_plan_us, whose estimate is their dot product with the parameters (zeros for a plan the
-// model does not cover).
+// All of the model's features of a plan, in the order of exact_model_params (exact_model.h
+// lists them), whose dot product with the parameters is the plan's estimate; none for a plan
+// the model does not cover.
 inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2;
-inline std::array<double, kExactModelSize> exact_plan_features(const AutoPlan& plan, int64_t M, int64_t N, int64_t K,
-                                                               int64_t batch, bool a_kmajor, bool b_kmajor,
-                                                               int64_t sms) {
+inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(const AutoPlan& plan, int64_t M,
+                                                                              int64_t N, int64_t K, int64_t batch,
+                                                                              bool a_kmajor, bool b_kmajor,
+                                                                              int64_t sms) {
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
     put(skinny_features(M, N, K, batch, plan_partials(plan)), kCutlassFeatures);
-  } else if (plan.kernel == AutoKernel::kSplitTile) {
+    return f;
+  }
+  if (plan.kernel == AutoKernel::kSplitTile) {
+    if (plan.nw != 128 || (plan.mt != 32 && plan.mt != 64 && plan.mt != 128)) return std::nullopt;
     const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
     put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), 0);
-  } else if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassBCopied) {
-    const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
-    for (int i = 0; i < kCutlassTileCount; ++i) {
-      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_kmajor && !copied);
-      if (t.bm == plan.mt && t.bn == plan.nw)
-        put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor && !copied, i, t.bm, t.bn, plan.splits, sms), 0);
-    }
-    if (copied) f[kCutlassFeatures + kSkinnyFeatures] = 1, f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * K * N / 1e6;
+    return f;
   }
-  return f;
+  const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
+  if (!(plan.kernel == AutoKernel::kCutlass || (copied && batch == 1 && b_kmajor))) return std::nullopt;
+  const bool b_k = b_kmajor && !copied;
+  for (int i = 0; i < kCutlassTileCount; ++i) {
+    const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_k);
+    if (t.bm != plan.mt || t.bn != plan.nw) continue;
+    put(cutlass_features(M, N, K, batch, a_kmajor, b_k, i, t.bm, t.bn, plan.splits, sms), 0);
+    if (copied) f[kCutlassFeatures + kSkinnyFeatures] = 1, f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * K * N / 1e6;
+    return f;
+  }
+  return std::nullopt;
 }
 inline std::array<double, kExactModelSize> exact_model_params(const ExactModel& m = kExactModel) {
   std::array<double, kExactModelSize> p{};
@@ -496,6 +477,15 @@ inline std::array<double, kExactModelSize> exact_model_params(const ExactModel& 
   std::copy(m.skinny.begin(), m.skinny.end(), p.begin() + kCutlassFeatures);
   std::copy(m.copy.begin(), m.copy.end(), p.begin() + kCutlassFeatures + kSkinnyFeatures);
   return p;
+}
+
+// The estimate of a plan by the exact-kernel model, in microseconds; infinity for a plan the
+// model does not cover.
+inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
+                            bool b_kmajor, int64_t sms,
+                            const std::array<double, kExactModelSize>& params = exact_model_params()) {
+  const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+  return f ? exact_estimate_us(*f, params) : 1e300;
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
@@ -543,8 +533,9 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
                            int64_t sms, const ExactModel& exact = kExactModel, bool a_vec = true) {
   AutoPlan best{AutoKernel::kWarptile};
   double best_us = 1e300;
+  const std::array<double, kExactModelSize> params = exact_model_params(exact);
   for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
-    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, exact);
+    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, params);
     if (us < best_us) best = plan, best_us = us;
   }
   return best;

@@ -130,14 +130,10 @@ PyTypeObject* auto_plan_type() {
   return type;
 }
 
-// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
-//                        cutlass=False, tensor_cores="none") -> AutoPlan(kernel, mt, nw, w, splits, k_slice):
-// what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
-// whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
-// (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
-// "tf32x3"). Every argument may be given by keyword.
+// An AutoPlan as gemmtiles.AutoPlan (defined below).
 PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan);
 
+// A list of Python floats.
 template <size_t F>
 PyObject* double_list(const std::array<double, F>& values) {
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(F));
@@ -153,6 +149,12 @@ PyObject* double_list(const std::array<double, F>& values) {
   return list;
 }
 
+// gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
+//                        cutlass=False, tensor_cores="none") -> AutoPlan(kernel, mt, nw, w, splits, k_slice):
+// what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
+// whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
+// (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
+// "tf32x3"). Every argument may be given by keyword.
 PyObject* py_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"M", "N", "K", "batch", "b_kmajor", "b_vec", "sms", "a_kmajor", "table",
                                 "a_vec", "cutlass", "tensor_cores", nullptr};
@@ -504,7 +506,8 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms)
-// -> [float]: the cost model's features of that plan (plan.h, exact_plan_features), for the fit;
+// -> [float]: the cost model's features of that plan (plan.h, exact_plan_features; zeros for a
+// plan the model does not cover), for the fit;
 // gemmtiles._C.exact_model() -> [float]: its parameters, in the same order.
 PyObject* py_exact_features(PyObject*, PyObject* args) {
   const char* kernel;
@@ -519,7 +522,8 @@ PyObject* py_exact_features(PyObject*, PyObject* args) {
     return nullptr;
   }
   const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
-  return double_list(gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms));
+  const auto features = gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+  return double_list(features.value_or(std::array<double, gemmtiles::kExactModelSize>{}));
 }
 PyObject* py_forced_plan_refused(PyObject*, PyObject*) { return PyBool_FromLong(gemmtiles::forced_plan_refused()); }
 PyObject* py_exact_model(PyObject*, PyObject*) { return double_list(gemmtiles::exact_model_params()); }
