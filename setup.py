@@ -149,14 +149,18 @@ def _cutlass_include():
     return None
 
 
+def _arch_list() -> list:
+    """TORCH_CUDA_ARCH_LIST's archs without their +PTX: ["8.0", "9.0a"]."""
+    return [a.split("+")[0] for a in re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", "")) if a]
+
+
 def _arch_list_has_hopper() -> bool:
-    archs = re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", ""))
-    return any(arch.split("+")[0] in ("9.0", "9.0a") for arch in archs)
+    return any(arch in ("9.0", "9.0a") for arch in _arch_list())
 
 
 def _arch_list_from_sm80() -> bool:
-    archs = [a for a in re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", "")) if a]
-    return bool(archs) and all(float(a.split("+")[0].rstrip("a")) >= 8.0 for a in archs)
+    archs = _arch_list()
+    return bool(archs) and all(float(a.rstrip("a")) >= 8.0 for a in archs)
 
 
 @functools.lru_cache(maxsize=None)
