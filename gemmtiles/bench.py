@@ -396,6 +396,21 @@ def cublas_matmul(a, b, tf32: bool):
         torch.backends.cuda.matmul.allow_tf32 = previous
 
 
+def operands(shape: Shape, g: torch.Generator, device: torch.device):
+    """A and B of `shape`, in its layout, drawn from `g` (on the CPU, then moved to `device`)."""
+    if shape.layout == "TN":  # x^T of a weight gradient
+        a = torch.randn(*((shape.batch,) if shape.bmm else ()), shape.k, shape.m, generator=g).to(device).mT
+    else:
+        a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
+        a = torch.randn(a_size, generator=g).to(device)
+    b_batch = (shape.batch,) if shape.bmm else ()
+    if shape.layout == "NT":
+        b = torch.randn(*b_batch, shape.n, shape.k, generator=g).to(device).mT  # nn.Linear's W^T
+    else:
+        b = torch.randn(*b_batch, shape.k, shape.n, generator=g).to(device)
+    return a, b
+
+
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
         budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest",
         fp32_precision: str = "none") -> list[Row]:
@@ -413,16 +428,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
     for shape in shapes:
-        if shape.layout == "TN":  # x^T of a weight gradient
-            a = torch.randn(*((shape.batch,) if shape.bmm else ()), shape.k, shape.m, generator=g).to(device).mT
-        else:
-            a_size = (shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k)
-            a = torch.randn(a_size, generator=g).to(device)
-        b_batch = (shape.batch,) if shape.bmm else ()
-        if shape.layout == "NT":
-            b = torch.randn(*b_batch, shape.n, shape.k, generator=g).to(device).mT  # nn.Linear's W^T
-        else:
-            b = torch.randn(*b_batch, shape.k, shape.n, generator=g).to(device)
+        a, b = operands(shape, g, device)
         flops = 2.0 * shape.batch * shape.m * shape.n * shape.k
         exact = torch.matmul(a.double(), b.double())
         exact_norm = exact.norm().item() or 1.0

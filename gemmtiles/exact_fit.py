@@ -24,22 +24,6 @@ __all__ = ["measure", "load", "fit", "check", "model_line", "main"]
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err"]
 
 
-def _operands(shape, g, device):
-    import torch
-
-    if shape.layout == "TN":
-        a = torch.randn(*((shape.batch,) if shape.bmm else ()), shape.k, shape.m, generator=g).to(device).mT
-    else:
-        a = torch.randn((shape.m, shape.k) if shape.batch == 1 else (shape.batch, shape.m, shape.k),
-                        generator=g).to(device)
-    bb = (shape.batch,) if shape.bmm else ()
-    if shape.layout == "NT":
-        b = torch.randn(*bb, shape.n, shape.k, generator=g).to(device).mT
-    else:
-        b = torch.randn(*bb, shape.k, shape.n, generator=g).to(device)
-    return a, b
-
-
 def _layout_flags(a, b):
     """A's and B's layouts and alignment as auto sees them (prepare_gemm: an operand is K-major
     where its column stride is 1 for A, not 1 for B)."""
@@ -72,7 +56,7 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
         for i, shape in enumerate(shapes):
             if i < start:
                 continue
-            a, b = _operands(shape, g, device)
+            a, b = bench.operands(shape, g, device)
             ref = torch.matmul(a.double(), b.double())
             norm = ref.norm().item() or 1.0
             a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
