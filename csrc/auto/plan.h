@@ -55,7 +55,10 @@ struct AutoPlan {
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
                        // 8 (split_tile)
-  bool operator==(const AutoPlan&) const = default;
+  // Written out: the CUDA units compile as C++17, which has no defaulted comparisons.
+  bool operator==(const AutoPlan& o) const {
+    return kernel == o.kernel && mt == o.mt && nw == o.nw && w == o.w && splits == o.splits && k_slice == o.k_slice;
+  }
 };
 
 // The row-major-B skinny kernel with float4 loads, whose 8 warps split a block's K
