@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gemmtiles._ops import _C
+from gemmtiles.exact_fit import _layout_flags
 from gemmtiles.testing import check_tier, needs_cuda, operand
 
 H100_SMS = 132
@@ -42,8 +43,8 @@ def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
     got, got_mt, nw, w, splits, k_slice = _C.auto_plan(m, n, k, batch, b_kmajor, True, H100_SMS)
     assert (got, got_mt) == (kernel, mt)
     if kernel.startswith("skinny"):
-        # K is covered exactly by whole slices of a multiple of 32.
-        assert k_slice % 32 == 0 and (splits - 1) * k_slice < k <= splits * k_slice
+        # K is covered exactly by whole slices of a multiple of 16.
+        assert k_slice % 16 == 0 and (splits - 1) * k_slice < k <= splits * k_slice
         assert w == 4 and _C.auto_plan(m, n, k, batch, b_kmajor, False, H100_SMS)[3] == 1
     elif kernel == "split_tile":
         # Whole 8-deep slices, so a row-major A's slices keep their float4 alignment.
@@ -118,20 +119,21 @@ def test_plan_splits_k_to_fill_the_gpu():
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
     assert splits == 2 and k_slice == 2048
     # Row-major B, 128 columns a block and 8 slices of K in it: 32 blocks, 8 along K fill
-    # 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24 slices,
-    # 22 of 192 once K is cut to whole chunks of 64); 9 for an odd K.
+    # 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24 slices
+    # of 176, whole multiples of 16); 9 blocks of 1028 columns take 23 along K, the most that
+    # leave 16 rows a slice at K = 3000 (94 slices of 32).
     *_, splits, k_slice = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
     assert splits == 64 and k_slice == 64
-    assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (22, 192)
-    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[4:] == (47, 64)
+    assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
+    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[4:] == (94, 32)
     # Row-major B not float4: 4 single columns a lane, 1024 a block, splits to 2 blocks per SM;
     # past 8 rows the 32-row split tile.
     assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[4:] == (64, 64)
     assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[:2] == ("split_tile", 32)
     # 9-16 rows of a float4 row-major B: one block per SM, so 4 blocks along K fill 128 of
-    # 132 slots at 4096 columns, 3 make two waves of 258 at 11008 (22 slices of 192).
+    # 132 slots at 4096 columns, 3 make two waves of 258 at 11008 (24 slices of 176).
     assert _C.auto_plan(16, 4096, 4096, 1, False, True, H100_SMS)[4:] == (32, 128)
-    assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:] == (22, 192)
+    assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
     # 16 rows of W^T: 128 columns a block, one block per SM: 32 blocks, 4 splits fill 128.
@@ -391,6 +393,29 @@ def test_split_k_is_deterministic(m, layout, n):
         assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
 
 
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,layout", [(1, 643, 4241, "TN"), (3, 260, 4187, "NN"), (5, 257, 3001, "NT"),
+                                          (13, 130, 2049, "NN"), (20, 300, 5003, "NT"), (45, 129, 7001, "NN")])
+def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
+    # Every skinny and split-tile candidate auto weighs for the problem, forced: K in up to
+    # hundreds of slices, added by the reduction's groups of splits, with c, alpha and beta.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a = operand(m, k, "cuda", "row" if layout[0] == "N" else "col")
+    b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row")
+    c = torch.randn(m, n, device="cuda")
+    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+    plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
+             if p[0].startswith("skinny") or p[0] == "split_tile"]
+    assert plans and max(p[4] for p in plans) > 1
+    for plan in plans:
+        _C.force_auto_plan(*plan)
+        try:
+            check_tier("auto", a, b, c, alpha=0.5, beta=-1.5)
+            assert not _C.forced_plan_refused(), plan
+        finally:
+            _C.force_auto_plan()
+
+
 # The tuned tables (python -m gemmtiles.tune): format, buckets, and that auto follows them.
 
 def test_table_entry_decides_the_plan():
@@ -503,10 +528,10 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     # auto's own kernels (tests/test_cutlass.py has the plans with CUTLASS's beside them).
     monkeypatch.setattr(tune, "_cutlass_here", lambda: False)
 
-    # The heuristic splits 8 x 11008 x 4096 in 22, a count the tuner's list lacks: the plan
+    # The heuristic splits 8 x 5504 x 4096 in 43, a count the tuner's list lacks: the plan
     # is timed beside the list's, so a table entry is never slower than no entry.
-    plan = heuristic_plan(Shape(8, 11008, 4096), sms=132)
-    assert plan == ("skinny", 0, 22)
+    plan = heuristic_plan(Shape(8, 5504, 4096), sms=132)
+    assert plan == ("skinny", 0, 43)
     assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
     assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
     # NN: A copied M-major first, the rule's choice from 1024 x 2048 outputs, a candidate from
@@ -526,11 +551,12 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))
     # More splits than a table entry may name (the heuristic's 128 for one row against a
     # 1023-wide weight, whose rows are not float4s, or 74 at 4095 columns on a GPU of 148
-    # SMs): not a candidate, so tuning goes on. Rows as float4s split in at most 64.
+    # SMs, or 128 slices of 32 rows of a 1024-wide one): not a candidate, so tuning goes on.
     wide = heuristic_plan(Shape(1, 1023, 4096), sms=132)
     assert wide[2] > 64 and wide not in candidates(1, 4096, wide)
     assert heuristic_plan(Shape(1, 4095, 11008), sms=148)[2] > 64
-    assert heuristic_plan(Shape(1, 1024, 4096), sms=132)[2] == 64
+    narrow = heuristic_plan(Shape(1, 1024, 4096), sms=132)
+    assert narrow[2] == 128 and narrow not in candidates(1, 4096, narrow)
     entries = [_entry_line("NN", 1, 1023, 4096, kernel, rows, splits)
                for kernel, rows, splits in candidates(1, 4096, wide)]
     for line in entries:

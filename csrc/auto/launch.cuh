@@ -241,12 +241,12 @@ inline bool reduce_waits_for_the_splits() {
 // gap between the two. Elsewhere, a plain launch.
 inline void launch_reduce(const GemmProblem& p, int64_t splits, const float* ws, cudaStream_t stream) {
   const int64_t outputs = p.batch * p.M * p.N;
-  const dim3 grid(static_cast<unsigned>(ceil_div64(outputs, 256 * kReduceVec)));
+  const dim3 grid(static_cast<unsigned>(ceil_div64(outputs, split_k_reduce_span(splits))));
   if (!reduce_waits_for_the_splits()) {
-    split_k_reduce_kernel<<<grid, 256, 0, stream>>>(p, splits, ws);
+    split_k_reduce_kernel<<<grid, kReduceThreads, 0, stream>>>(p, splits, ws);
     return;
   }
-  const LaunchConfig launch(grid, dim3(256), 0, stream, nullptr);
+  const LaunchConfig launch(grid, dim3(kReduceThreads), 0, stream, nullptr);
   cudaLaunchKernelEx(&launch.config, split_k_reduce_kernel, p, splits, ws);
 }
 
@@ -400,7 +400,7 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 // shared memory for the warps' sums).
 template <int MT>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  static_assert(kSkinnySplitChunk == kSkinnyChunk && kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
+  static_assert(kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
                 "auto_plan models this kernel");
   constexpr auto kernel = skinny_nmajor_split_kernel<MT, MT == 8 ? 4 : 8>;
   constexpr size_t smem = skinny_split_smem<MT>();

@@ -53,7 +53,7 @@ struct AutoPlan {
                        // cutlass, cutlass_streamk: its tile's rows and columns (mt x nw)
   int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
-  int64_t k_slice = 0; // K per split: a multiple of 64 (skinny_split), 32 (other skinny) or
+  int64_t k_slice = 0; // K per split: a multiple of 16 (skinny_split), 32 (other skinny) or
                        // 8 (split_tile)
   // Written out: the CUDA units compile as C++17, which has no defaulted comparisons.
   bool operator==(const AutoPlan& o) const {
@@ -66,7 +66,7 @@ struct AutoPlan {
 // slices; its blocks along K, each writing one partial product, are kSkinnySplitWarps fewer.
 inline constexpr int64_t kSkinnySplitWarps = 8;
 inline constexpr int64_t kSkinnySplitCols = 128;  // columns a block takes
-inline constexpr int64_t kSkinnySplitChunk = 64;  // a warp's slice: a multiple of this
+inline constexpr int64_t kSkinnySplitMinRows = 16;  // a warp's slice: a multiple of this
 inline bool skinny_split(const AutoPlan& plan) {
   return plan.kernel == AutoKernel::kSkinnyNMajor && plan.w == 4;
 }
@@ -663,20 +663,22 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   plan.nw = b_kmajor ? shape.nw : !b_vec ? 4 : 1;
   if (skinny_split(plan)) {
     // Blocks of 128 columns, 8 slices of K each (two blocks per SM, one past 8 rows): the
-    // fewest blocks along K, at most 8 (the table's most splits), that leave no wave of
-    // blocks less than 90% full, else the fullest last wave (a partial wave cost more than
-    // longer slices: docs/auto.md).
+    // fewest blocks along K that leave no wave of blocks less than 90% full, else the fullest
+    // last wave (a partial wave cost more than longer slices: docs/auto.md), with slices of
+    // at least kSkinnySplitMinRows rows (a narrow B needs many blocks along K to have enough
+    // of its rows in flight).
     const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
     const int64_t slots = (plan.mt > 8 ? 1 : kSkinnyBlocksPerSm) * sms;
+    const int64_t most = std::max<int64_t>(1, K / (kSkinnySplitWarps * kSkinnySplitMinRows));
     int64_t parts = 1;
     double best = 0.0;
-    for (int64_t q = 1; q <= 8; ++q) {
+    for (int64_t q = 1; q <= most; ++q) {
       const int64_t b = blocks * q;
       const double full = double(b) / double(ceil_div64(b, slots) * slots);
       if (full > best + 1e-9) best = full, parts = q;
       if (full >= 0.9) break;
     }
-    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * parts, kSkinnySplitChunk);
+    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * parts, kSkinnySplitMinRows);
     return plan;
   }
   const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;

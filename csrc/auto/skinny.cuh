@@ -293,8 +293,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 
 // B row-major, rows 16-byte aligned (unit column stride): the block's 8 warps share 128
 // columns, lane l the four from 4 l, and split the block's K: warp w takes the slice
-// blockIdx.y * 8 + w, of s.k_slice (a multiple of kSkinnyChunk). A warp stages its slice of
-// A kSkinnyChunk columns at a time in its own shared memory (no barrier across the block),
+// blockIdx.y * 8 + w, of s.k_slice rows (any number: loads past the slice's end read
+// nothing, and their FMAs add zeros). A warp stages its slice of A kSkinnyChunk columns at a time in its own shared memory (no barrier across the block),
 // the next chunk's loads in registers while it uses the current one; its loads of B run one
 // group of P rows ahead of their use, so P to 2 P rows are in flight per lane at all times
 // and the first are issued before A's. At the end the 8 warps' sums are added in shared
@@ -454,46 +454,70 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_
   }
 }
 
-// Outputs each thread of split_k_reduce_kernel adds up (kReduceVec consecutive ones of a row).
-inline constexpr int kReduceVec = 4;
+// The reduction's block: 256 threads in split_k_reduce_groups(splits) groups, each thread on
+// kReduceOutputs outputs (256 / groups apart, so that a group's loads are coalesced).
+inline constexpr int kReduceThreads = 256, kReduceOutputs = 4;
+// Groups of a reduction block: each adds every groups-th split, so that many splits are read
+// by many threads at once (one thread adding hundreds of splits in a row would wait on each
+// load in turn), and few splits leave the block's threads on more outputs.
+__host__ __device__ inline int split_k_reduce_groups(int64_t splits) {
+  return splits >= 32 ? 8 : splits >= 16 ? 4 : splits >= 8 ? 2 : 1;
+}
+// Outputs one reduction block adds up.
+inline int64_t split_k_reduce_span(int64_t splits) {
+  return int64_t(kReduceThreads / split_k_reduce_groups(splits)) * kReduceOutputs;
+}
 
-// out = alpha * (sum of the splits, in split order) + beta * c: four consecutive outputs of a
-// row per thread. Where rows hold whole float4s (N a multiple of 4, out's rows and the
-// workspace 16-byte aligned) a split's four partial sums are one float4 load, and four splits'
-// loads are issued before their adds, so that each thread has several in flight; elsewhere
-// the same outputs one at a time. Either way each output is 0 + split 0 + split 1 + ..., the
-// same bits.
-__global__ void __launch_bounds__(256) split_k_reduce_kernel(GemmProblem p, int64_t splits,
-                                                             const float* ws) {
+// out = alpha * (sum of the splits) + beta * c, for the outputs ws[split][z][m][n]. Group g of
+// the block adds splits g, g + G, g + 2 G, ... in order (kReduceOutputs loads in flight a
+// thread, two splits at a time); the groups' sums are then added in group order in shared
+// memory: a fixed order, so every run gives the same bits.
+__global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(GemmProblem p, int64_t splits,
+                                                                        const float* ws) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the splits' kernel (launch_reduce): its blocks
   // may start while that kernel drains; wait here until its writes are visible.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  const int64_t mn = p.M * p.N, total = p.batch * mn;
-  const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kReduceVec;
-  if (i >= total) return;
-  const bool vec = p.N % 4 == 0 && out_vec_ok(p) && aligned16(ws);
-  if (vec) {
-    // i .. i + 3 lie in one row, since rows hold whole float4s.
-    const int64_t z = i / mn, m = (i % mn) / p.N, n = i % p.N;
-    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 4
-    for (int64_t sp = 0; sp < splits; ++sp) {
-      const float4 x = __ldcs(reinterpret_cast<const float4*>(ws + sp * total + i));
-      acc.x += x.x, acc.y += x.y, acc.z += x.z, acc.w += x.w;
-    }
-    const BatchView v{nullptr, nullptr, p.c ? p.c + z * p.c_bs : nullptr, p.out + z * p.out_bs};
-    const float r[4] = {acc.x, acc.y, acc.z, acc.w};
-    store_row4(p, v, m, n, r, true);
-    return;
+  __shared__ float red[kReduceThreads * kReduceOutputs];
+  const int groups = split_k_reduce_groups(splits), per = kReduceThreads / groups;
+  const int g = threadIdx.x / per, t = threadIdx.x % per;
+  const int64_t mn = p.M * p.N, total = p.batch * mn, span = int64_t(per) * kReduceOutputs;
+  const int64_t base = int64_t(blockIdx.x) * span;
+  float acc[kReduceOutputs] = {};
+  int64_t sp = g;
+  for (; sp + groups < splits; sp += 2 * groups) {
+    float x[2][kReduceOutputs];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < kReduceOutputs; ++j) {
+        const int64_t e = base + j * per + t;
+        x[h][j] = e < total ? __ldcs(ws + (sp + h * groups) * total + e) : 0.0f;
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < kReduceOutputs; ++j) acc[j] += x[h][j];
   }
-  for (int64_t e = i; e < i + kReduceVec && e < total; ++e) {
+  if (sp < splits) {
+#pragma unroll
+    for (int j = 0; j < kReduceOutputs; ++j) {
+      const int64_t e = base + j * per + t;
+      acc[j] += e < total ? __ldcs(ws + sp * total + e) : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kReduceOutputs; ++j) red[g * span + j * per + t] = acc[j];
+  __syncthreads();
+  for (int i = threadIdx.x; i < span; i += kReduceThreads) {
+    const int64_t e = base + i;
+    if (e >= total) break;
+    float x = red[i];
+    for (int q = 1; q < groups; ++q) x += red[q * span + i];
     const int64_t z = e / mn, m = (e % mn) / p.N, n = e % p.N;
-    float acc = 0.0f;
-    for (int64_t sp = 0; sp < splits; ++sp) acc += __ldcs(ws + sp * total + e);
     const float* c = p.c ? p.c + z * p.c_bs : nullptr;
-    p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, acc);
+    p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, x);
   }
 }
 
