@@ -718,8 +718,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--model", action="store_true",
                    help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
                         "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
+    p.add_argument("--no-table", action="store_true",
+                   help="auto plans with no tuned table (its cost model alone, as on a GPU nobody tuned); "
+                        "the same as GEMMTILES_AUTO_TABLES=0")
     args = p.parse_args(argv)
 
+    if args.no_table:
+        # Before any auto call: a device reads its table on its first one.
+        from ._ops import _C
+        _C.set_auto_table_dirs([])
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: no CUDA GPU is visible here (torch.cuda.is_available() is False)")
     if args.device == "cuda" and not available_tiers("cuda"):

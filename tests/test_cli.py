@@ -133,6 +133,16 @@ def test_bench_runs_a_small_shape(tmp_path, capsys):
     assert (tmp_path / "bench.csv").exists()
 
 
+
+def test_bench_no_table_turns_autos_tables_off_first(monkeypatch, tmp_path, capsys):
+    from gemmtiles._ops import _C
+
+    calls = []
+    monkeypatch.setattr(_C, "set_auto_table_dirs", lambda dirs: calls.append(list(dirs)))
+    assert bench.main(["--shapes", "17x9x5", "--tiers", "naive", "--device", "cpu", "--budget", "0.01",
+                       "--out", str(tmp_path), "--no-table"]) == 0
+    assert calls == [[]]
+
 def test_bench_overhead_mode_runs(monkeypatch, capsys):
     # Fewer calls than the real measurement: this checks the mode runs, not its figures.
     real = bench.measure_overhead
