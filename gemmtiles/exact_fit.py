@@ -130,7 +130,13 @@ def problems(rows: dict, sms: int):
 
 # The layout of the parameters (csrc/auto/exact_model.h): global features, then per tile its
 # serial iterations, its FMAs per SM (millions) in three layout classes, and its waves.
-GLOBAL_FEATURES, PER_TILE, TILES = 6, 5, 7
+# The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile,
+# then the skinny kernels' and the copy's.
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 5, 2
+
+
+def _tiles() -> int:
+    return (len(_C.exact_model()) - GLOBAL_FEATURES - SKINNY - COPY) // PER_TILE
 
 
 def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
@@ -143,7 +149,7 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     x = np.array([f for p in probs.values() for _, f, _ in p["candidates"]])
     y = np.array([us for p in probs.values() for _, _, us in p["candidates"]])
     lower = np.zeros(x.shape[1])
-    for t in range(TILES):  # microseconds per million FMAs on one SM, at least the peak's
+    for t in range(_tiles()):  # microseconds per million FMAs on one SM, at least the peak's
         lower[GLOBAL_FEATURES + PER_TILE * t + 1:GLOBAL_FEATURES + PER_TILE * t + 4] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
     used = np.abs(x).sum(axis=0) > 0
     params = np.array(_C.exact_model())

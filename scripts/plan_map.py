@@ -25,9 +25,10 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
-KERNELS = ["skinny_kmajor", "skinny_nmajor", "cutlass 32 x 128", "cutlass 64 x 64", "cutlass 128 x 128",
-           "cutlass large", "B copied, cutlass", "tf32"]
-COLORS = ["#fde0dd", "#fa9fb5", "#c6dbef", "#9ecae1", "#3182bd", "#08519c", "#74c476", "#fd8d3c"]
+KERNELS = ["skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 128", "cutlass 128 x 32",
+           "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large", "B copied, cutlass", "own split tiles", "tf32"]
+COLORS = ["#fde0dd", "#fa9fb5", "#deebf7", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c", "#74c476",
+          "#ffffb2", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
 NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128 .. 16384
 
@@ -39,6 +40,8 @@ def kernel(m: int, nk: int, layout: str, tensor_cores: str = "none") -> str:
         return "B copied, cutlass"
     if plan.kernel == "cutlass":
         return "cutlass large" if plan.mt * plan.nw == 128 * 256 else f"cutlass {plan.mt} x {plan.nw}"
+    if plan.kernel == "split_tile":
+        return "own split tiles"
     return plan.kernel
 
 

@@ -22,7 +22,7 @@ LAYOUTS = ("NN", "NT", "TN", "TT")
 
 def _tiles(a_kmajor, b_kmajor):
     large = (256, 128) if not a_kmajor and not b_kmajor else (128, 256)
-    return [large, (128, 128), (64, 64), (32, 128)]
+    return [large, (128, 128), (64, 64), (32, 128), (128, 32), (32, 32)]
 
 
 def _problems(count, seed):
@@ -129,7 +129,7 @@ SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 129), (130, 257, 67), (300, 129, 1001)]
 @needs_cuda
 @needs_cutlass
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("tile", range(4))
+@pytest.mark.parametrize("tile", range(6))
 @pytest.mark.parametrize("splits", [1, 3, 16])
 def test_each_cutlass_candidate_is_right(layout, tile, splits):
     for m, n, k in SHAPES:
@@ -154,7 +154,7 @@ def test_each_cutlass_candidate_is_right(layout, tile, splits):
 def test_cutlass_batched_is_right(layout):
     for m, n, k in [(1, 3, 5), (33, 65, 17), (130, 70, 300)]:
         a, b = _operands(m, n, k, layout, batch=3)
-        for tile in range(4):
+        for tile in range(6):
             mt, nw = _tiles(a.stride(2) == 1, b.stride(2) != 1)[tile]
             with forced("cutlass", mt, nw, 1):
                 check_tier("auto", a, b)
@@ -255,8 +255,12 @@ def test_a_tables_exact_model_line_sets_the_model():
     assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
 
 
-@pytest.mark.parametrize("text", ["model exact 1 2 3", "model exact " + " ".join(["1"] * 47 + ["-1"]),
-                                  "model exact " + " ".join(["x"] * 48)])
+_PARAMS = len(_C.exact_model())
+
+
+@pytest.mark.parametrize("text", ["model exact 1 2 3", "model exact " + " ".join(["1"] * (_PARAMS - 1) + ["-1"]),
+                                  "model exact " + " ".join(["x"] * _PARAMS),
+                                  "model exact " + " ".join(["1"] * (_PARAMS + 1))])
 def test_exact_model_lines_that_do_not_parse(text):
     with pytest.raises(ValueError, match="model exact"):
         _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

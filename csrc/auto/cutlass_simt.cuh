@@ -65,6 +65,10 @@ void launch(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream
   if (rows == 128 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 128, 128, 32, 64, 5>(p, splits, stream);
   if (rows == 64 && cols == 64) return run<A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
   if (rows == 32 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
+  // Narrow outputs (a tall product of few columns) and small products: as many blocks as
+  // there is work for, one or two warps each.
+  if (rows == 128 && cols == 32) return run<A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
+  if (rows == 32 && cols == 32) return run<A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
   TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, ", which is not built");
 }
 

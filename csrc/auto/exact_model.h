@@ -28,11 +28,11 @@
 
 namespace gemmtiles {
 
-// The tiles: CUTLASS's (cutlass_tile_at(0..3) in auto/plan.h), then gemmtiles' own split tiles
+// The tiles: CUTLASS's (cutlass_tile_at(0..5) in auto/plan.h), then gemmtiles' own split tiles
 // of 32 x 128 and 64 x 128 and the pipelined 128 x 128 tile (auto/launch.cuh).
-inline constexpr int kExactTiles = 7, kOwnTile0 = 4;
+inline constexpr int kExactTiles = 9, kOwnTile0 = 6;
 // Blocks of each tile an SM holds at once (registers and shared memory).
-inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 6, 3, 2};
+inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2};
 // Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
 // reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
 // iterations, its FMAs per SM in three layout classes, and its waves.
@@ -49,19 +49,21 @@ struct ExactModel {
 
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
 // (python -m gemmtiles.exact_fit; docs/auto.md): the global parameters, then five per tile in
-// kTileBlocksPerSm's order (CUTLASS's four, gemmtiles' 32 x 128, 64 x 128 and pipelined
+// kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
 // 128 x 128); the skinny kernels'; the copy's.
 inline constexpr ExactModel kExactModel{
-    {3.224, 5.24085, 0, 0.0659083, 0.0626622, 0.516643,
-     0.16128, 4.24453, 4.65672, 5.34937, 7.46161,
-     0.12408, 4.62855, 4.91598, 6.26801, 2.59505,
-     0.227569, 4.3216, 5.82444, 8.70202, 0,
-     0.258568, 4.40093, 4.91031, 10.9445, 0,
-     0.651302, 4.53235, 4.53235, 4.6562, 5.47898,
-     0.236555, 5.31575, 5.31575, 4.53437, 6.63873,
-     0.396251, 3.94571, 3.94571, 4.23009, 12.0774},
-    {8.73155, 0.415485, 24.9888, 2.11196, 3.40629},
-    {3.01891, 0.34933}};
+    {4.45895, 3.76768, 0, 0.148181, 0.0137511, 0.0112518,
+     0.166141, 4.23875, 4.71869, 5.38494, 5.87477,
+     0.153926, 4.4831, 4.8053, 6.13421, 1.91471,
+     0.224855, 4.52257, 6.09558, 8.96171, 0,
+     0.25668, 4.58168, 5.11207, 11.1873, 0.302132,
+     0.234154, 4.72717, 7.69212, 8.99132, 0.551604,
+     0.169906, 5.84866, 11.3431, 19.1876, 0,
+     0.662562, 4.53235, 4.45786, 4.61345, 4.53565,
+     0.256715, 5.31575, 5.15406, 4.36341, 5.23551,
+     0.434491, 3.94571, 3.94571, 4.01114, 9.41139},
+    {8.37478, 0.409274, 26.2355, 0.901997, 1.53323},
+    {2.96846, 0.312794}};
 
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -153,11 +153,16 @@ inline AutoPlan cutlass_plan(bool a_kmajor, bool b_kmajor) {
   return {AutoKernel::kCutlass, t.bm, t.bn};
 }
 // The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for a layout: the large one
-// (cutlass_tile), 128 x 128, 64 x 64 and 32 x 128.
-inline constexpr int kCutlassTileCount = 4;
+// (cutlass_tile), 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32
+// (small products).
+inline constexpr int kCutlassTileCount = 6;
 inline constexpr CutlassTile cutlass_tile_at(int i, bool a_kmajor, bool b_kmajor) {
-  return i == 0 ? cutlass_tile(a_kmajor, b_kmajor) : i == 1 ? CutlassTile{128, 128} : i == 2 ? CutlassTile{64, 64}
-                                                                                              : CutlassTile{32, 128};
+  return i == 0 ? cutlass_tile(a_kmajor, b_kmajor)
+         : i == 1 ? CutlassTile{128, 128}
+         : i == 2 ? CutlassTile{64, 64}
+         : i == 3 ? CutlassTile{32, 128}
+         : i == 4 ? CutlassTile{128, 32}
+                  : CutlassTile{32, 32};
 }
 inline constexpr bool cutlass_tile_built(int rows, int cols, bool a_kmajor, bool b_kmajor) {
   for (int i = 0; i < kCutlassTileCount; ++i)
