@@ -52,6 +52,30 @@ def test_a_tables_model_drives_the_plan():
     assert _plan(256, 256, 256, slow_exact, math="none") != "tf32"
 
 
+def test_with_cutlass_the_exact_side_is_the_exact_plans_estimate():
+    # Where CUTLASS's kernels run the problem, the tensor cores are weighed against the exact
+    # plan auto would run, as the exact-kernel model estimates it (the least candidate), with
+    # the same margin; the plan is otherwise that exact plan.
+    rng = random.Random(11)
+    params = dict(zip(tcm.PARAMS, H100))
+    chosen = 0
+    for _ in range(400):
+        m, n, k = (int(2 ** rng.uniform(0, 13)), int(2 ** rng.uniform(7, 14)), int(2 ** rng.uniform(7, 14)))
+        layout = rng.choice(["NN", "NT", "TN"])
+        a_k, b_k = layout[0] == "N", layout[1] == "T"
+        exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, 132, True))
+        x = tcm.sample(m, n, k, 1, layout, False, {})
+        tc = tcm.tensor_core_us(x, "tf32", params, 132)
+        plan = _C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True, tensor_cores="tf32")
+        if plan.kernel == "tf32":
+            chosen += 1
+        if abs(tcm.MARGIN * tc / exact - 1) > 1e-6:  # not on the line itself
+            assert (plan.kernel == "tf32") == (tcm.MARGIN * tc < exact), (m, n, k, layout)
+        if plan.kernel != "tf32":
+            assert tuple(plan) == tuple(_C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True))
+    assert 0 < chosen < 400
+
+
 def _synthetic(params, sms, count, seed):
     """Shapes timed by the model itself (exactly, for tf32 and tf32x3; auto as the exact kernels)."""
     rng = random.Random(seed)

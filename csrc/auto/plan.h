@@ -340,12 +340,16 @@ inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
   return m.exact_launch_us + 2.0 * double(M) * double(N) * double(K) * double(batch) / m.exact_flops_per_us;
 }
 
+// exact_us: the exact kernels' time as the exact-kernel model estimates it for the plan it
+// would run (auto_plan, where CUTLASS's kernels run the problem); negative: the tensor-core
+// model's own coarse estimate (exact_time_us).
 inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_kmajor,
                              bool a_vec, bool b_kmajor, bool b_vec, int64_t sms,
-                             const TensorCoreModel& m = kTensorCoreModel) {
+                             const TensorCoreModel& m = kTensorCoreModel, double exact_us = -1.0) {
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
   const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms);
-  return kTensorCoreMargin * tensor_core_time_us(w, math, m) < exact_time_us(M, N, K, batch, m);
+  return kTensorCoreMargin * tensor_core_time_us(w, math, m) <
+         (exact_us >= 0.0 ? exact_us : exact_time_us(M, N, K, batch, m));
 }
 
 // A tuned table (`python -m gemmtiles.tune` writes one per GPU): for a shape bucket and
@@ -564,9 +568,19 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           const TensorCoreModel& model = kTensorCoreModel,
                           const ExactModel& exact = kExactModel) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
-  if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
-                       table && table->tensor_core_model ? *table->tensor_core_model : model))
-    return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
+  const ExactModel& exact_model = table && table->exact_model ? *table->exact_model : exact;
+  std::optional<AutoPlan> exact_pick;  // the exact plan, where it was weighed against the tensor cores
+  if (tensor_cores != TensorCoreMath::kNone) {
+    // Against the exact plan's own estimate where the exact-kernel model covers the problem.
+    double exact_us = -1.0;
+    if (cutlass) {
+      exact_pick = exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
+      exact_us = exact_plan_us(*exact_pick, M, N, K, batch, a_kmajor, b_kmajor, sms, exact_model_params(exact_model));
+    }
+    if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
+                         table && table->tensor_core_model ? *table->tensor_core_model : model, exact_us))
+      return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
+  }
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y
   // (at most 65535); warptile's own launch takes more rows in several.
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
@@ -593,8 +607,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)
-    return exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms,
-                      table && table->exact_model ? *table->exact_model : exact, a_vec);
+    return exact_pick ? *exact_pick : exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
   if (M > skinny_max_m(b_kmajor, b_vec)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
