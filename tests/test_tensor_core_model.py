@@ -108,14 +108,17 @@ def test_check_counts_what_the_rule_would_do():
 
 
 def test_the_work_is_what_the_kernels_move():
-    # x @ W^T, aligned: tf32 reads both in place; one wave of 16 tiles, K steps.
-    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == (4096, 0)
+    # x @ W^T, aligned: tf32 reads both in place; one wave of 16 tiles, K steps; the output
+    # written once.
+    out = 4 * 128 * 4096
+    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == (4096, out)
     # x @ W: B is packed K-major (read 4 bytes, write 4); tf32x3 splits both and runs three K.
-    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132) == (4096, 8 * 4096 * 4096)
+    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132) == \
+        (4096, 8 * 4096 * 4096 + out)
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
-        (3 * 4096, 12 * (128 * 4096 + 4096 * 4096))
+        (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out)
     # N off a multiple of 4: B packed and the output copied; 33 x 17 tiles make 5 waves.
     k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
-    assert k_steps == 5 * 64 and by == 8 * 64 * 4097 + 8 * 4200 * 4097
+    assert k_steps == 5 * 64 and by == 8 * 64 * 4097 + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):
         _C.tensor_core_work(1, 1, 1, 1, "bf16", True, True, True, True, 132)

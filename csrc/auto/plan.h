@@ -309,8 +309,9 @@ inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 // taken to have a B per entry): k steps of its waves of tiles (tf32x3 runs three K), and the
 // bytes of the passes around the kernel. An operand is packed (read once, written K-major)
 // unless tf32 reads it in place: K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple
-// of 4, and for B N too; tf32x3 splits both always, writing two parts. An output whose rows
-// are not 16-byte aligned (N not a multiple of 4) is written to a scratch and copied.
+// of 4, and for B N too; tf32x3 splits both always, writing two parts. The output is written
+// once (what a shallow K makes the kernel's main cost), and one whose rows are not 16-byte
+// aligned (N not a multiple of 4) is written to a scratch and copied.
 // gemmtiles.tensor_core_model fits the model to these same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
@@ -326,6 +327,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
+  bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
   return {waves * double(x3 ? 3 * K : K), bytes};
 }
 
