@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -74,6 +75,61 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
   (void)p, (void)device;
   return false;
 #endif
+}
+
+// auto_plan's answer for the problem, from a cache of recent ones: the cost model weighs about
+// a hundred candidates (microseconds a call, on the host, before every launch) and a model
+// calls the same few shapes again and again. The key is everything auto_plan reads that can
+// differ between calls on a device: the sizes, the operands' layout and alignment, whether
+// CUTLASS's kernels take the problem and the tensor-core math the settings allow; the device's
+// SMs and tensor-core model are its own. The plans were made with one table per device: a
+// table replaced (set_auto_table) empties the cache.
+struct PlanKey {
+  int64_t M, N, K, batch;
+  int device;
+  unsigned flags;
+  bool operator==(const PlanKey& o) const {
+    return M == o.M && N == o.N && K == o.K && batch == o.batch && device == o.device && flags == o.flags;
+  }
+};
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const {
+    size_t h = std::hash<int64_t>()(k.M);
+    for (const int64_t x : {k.N, k.K, k.batch, int64_t(k.device), int64_t(k.flags)})
+      h = h * 1000003u ^ std::hash<int64_t>()(x);
+    return h;
+  }
+};
+constexpr size_t kPlanCacheSize = 4096;  // plans kept before the cache starts over
+
+AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const std::shared_ptr<const AutoTable>& table,
+                          bool a_vec, bool b_vec) {
+  const bool cutlass = cutlass_simt_runs(p, device);
+  const TensorCoreMath math = tensor_cores_here(device);
+  const PlanKey key{p.M, p.N, p.K, p.batch, int(device),
+                    unsigned(b_kmajor(p)) | unsigned(b_vec) << 1 | unsigned(a_kmajor(p)) << 2 | unsigned(a_vec) << 3 |
+                        unsigned(cutlass) << 4 | unsigned(math) << 5};
+  static std::mutex mu;
+  static std::unordered_map<PlanKey, AutoPlan, PlanKeyHash> plans;
+  static std::unordered_map<int, std::shared_ptr<const AutoTable>> tables;  // what the plans used
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    std::shared_ptr<const AutoTable>& used = tables[int(device)];
+    if (used != table) {
+      plans.clear();
+      used = table;
+    }
+    const auto hit = plans.find(key);
+    if (hit != plans.end()) return hit->second;
+  }
+  const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
+                                  table.get(), a_vec, cutlass, math, device_tensor_core_model(device));
+  const std::lock_guard<std::mutex> lock(mu);
+  if (tables[int(device)] == table) {
+    if (plans.size() >= kPlanCacheSize) plans.clear();
+    plans.emplace(key, plan);
+  }
+  return plan;
 }
 
 // Whether a forced plan (forced_auto_plan in plan.h) runs the problem here: CUTLASS's kernels
@@ -236,10 +292,7 @@ void launch_auto(const GemmProblem& p) {
     forced_plan_refused() = true;
     forced.reset();
   }
-  const AutoPlan plan = forced ? *forced
-                               : auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device),
-                                           a_kmajor(p), table.get(), a_vec, cutlass_simt_runs(p, device),
-                                           tensor_cores_here(device), device_tensor_core_model(device));
+  const AutoPlan plan = forced ? *forced : cached_auto_plan(p, device, table, a_vec, b_vec);
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);
