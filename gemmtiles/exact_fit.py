@@ -128,10 +128,9 @@ def problems(rows: dict, sms: int):
     return out
 
 
-# The layout of the parameters (csrc/auto/exact_model.h): global features, then per tile its
-# serial iterations, its FMAs per SM (millions) in three layout classes, and its waves.
-# The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile,
-# then the skinny kernels' and the copy's.
+# The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile
+# its serial iterations, its FMAs per SM (millions) in three layout classes and its waves, then
+# the skinny kernels' and the copy's.
 GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 5, 2
 
 

@@ -38,11 +38,12 @@ for step in "$@"; do
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
       grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
-    cands)  # auto's candidate kernels forced one by one on the training sample
+    cands)  # auto's candidate kernels forced one by one on the training sample, straight into
+      # $OUT (a run cut off by the time limit keeps the shapes it finished)
       start=0  # a crash skips its shape and goes on (the log names the candidate)
       while :; do
         python3 scripts/measure_candidates.py --shapes "random:${CAND_N:-200}:${CAND_SEED:-1}" --start $start \
-          --out "$LOGS/candidates.csv" >>"$LOGS/cands.txt" 2>&1 && break
+          --out "$OUT/candidates.csv" >>"$LOGS/cands.txt" 2>&1 && break
         last=$(grep -o '^shape [0-9]*' "$LOGS/cands.txt" | tail -1 | cut -d' ' -f2)
         grep '^shape ' "$LOGS/cands.txt" | tail -1
         [ -n "$last" ] && [ "$last" -ge "$start" ] || break
