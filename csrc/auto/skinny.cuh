@@ -294,7 +294,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // B row-major, rows 16-byte aligned (unit column stride): the block's 8 warps share 128
 // columns, lane l the four from 4 l, and split the block's K: warp w takes the slice
 // blockIdx.y * 8 + w, of s.k_slice rows (any number: loads past the slice's end read
-// nothing, and their FMAs add zeros). A warp stages its slice of A kSkinnyChunk columns at a time in its own shared memory (no barrier across the block),
+// nothing, and their FMAs add zeros). A warp stages its slice of A kSkinnyChunk columns at
+// a time in its own shared memory (no barrier across the block),
 // the next chunk's loads in registers while it uses the current one; its loads of B run one
 // group of P rows ahead of their use, so P to 2 P rows are in flight per lane at all times
 // and the first are issued before A's. At the end the 8 warps' sums are added in shared
