@@ -9,7 +9,9 @@ The model, in microseconds:
   waves of 128 x 256 output tiles on the GPU's SMs, ``tf32x3`` runs three K, and bytes are the
   pack and output-copy passes' (``tf32`` packs an operand it cannot read in place; ``tf32x3``
   splits both);
-- exact kernels: ``exact_launch + 2 M N K / exact_flops_per_us``.
+- exact kernels: in a build with CUTLASS's kernels, the estimate of the exact plan auto would
+  run (its cost model, csrc/auto/exact_model.h); elsewhere
+  ``exact_launch + 2 M N K / exact_flops_per_us``.
 
 The tensor cores run where ``MARGIN`` times their time is below the exact kernels'.
 """
@@ -121,17 +123,35 @@ def tensor_core_us(x: dict, tier: str, p: dict, sms: int) -> float:
 
 
 def exact_us(x: dict, p: dict) -> float:
+    """The exact kernels' time by the flat model (a launch and a FLOP rate)."""
     return p["exact_launch_us"] + 2.0 * x["M"] * x["N"] * x["K"] * x["batch"] / p["exact_flops_per_us"]
 
 
-def check(data: list[dict], p: dict, tier: str, sms: int, margin: float = MARGIN) -> dict:
+def exact_plan_us(x: dict, sms: int) -> float:
+    """The exact kernels' time as auto weighs it in a build with CUTLASS's kernels: the least
+    estimate of the exact candidates (_C.exact_candidates), for contiguous operands in the
+    shape's layout; a batch sharing one B is one product of its rows, as auto runs it."""
+    m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
+    if not x["bmm"]:
+        m, batch = m * batch, 1
+    a_kmajor, b_kmajor = x["layout"][0] == "N", x["layout"][1] == "T"
+    a_vec, b_vec = (k if a_kmajor else m) % 4 == 0, (k if b_kmajor else n) % 4 == 0
+    return min(us for _, us in _C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))
+
+
+def check(data: list[dict], p: dict, tier: str, sms: int, margin: float = MARGIN, exact: str = "auto") -> dict:
     """The rule on measured shapes: on how many the tier is chosen, how many of those run more
     than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
-    kernels (and the oracle's, which always picks the faster)."""
+    kernels (and the oracle's, which always picks the faster). exact: the rule's exact side,
+    "auto" as auto weighs it in this build (exact_plan_us with CUTLASS's kernels, else the
+    flat model), or "flat" (exact_us)."""
+    if exact not in ("auto", "flat"):
+        raise ValueError(f"exact: expected 'auto' or 'flat', got {exact!r}")
+    plan = exact == "auto" and _C.cutlass_kernels()
     chosen = slower = 0
     logs, oracle = [], []
     for x in data:
-        use = margin * tensor_core_us(x, tier, p, sms) < exact_us(x, p)
+        use = margin * tensor_core_us(x, tier, p, sms) < (exact_plan_us(x, sms) if plan else exact_us(x, p))
         exact = x["t"]["auto"]
         t = x["t"][tier] if use else exact
         chosen += use

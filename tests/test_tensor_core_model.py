@@ -102,9 +102,29 @@ def test_fit_recovers_the_model_that_timed_the_shapes():
 def test_check_counts_what_the_rule_would_do():
     params = dict(zip(tcm.PARAMS, H100))
     data = _synthetic(params, 132, 40, seed=4)
-    r = tcm.check(data, params, "tf32", 132)
+    r = tcm.check(data, params, "tf32", 132, exact="flat")  # the exact side that timed them
     assert r["shapes"] == 40 and r["slower"] == 0 and 0 < r["chosen"] < 40
     assert r["speedup"] >= 1.0 and r["oracle"] >= r["speedup"]
+    with pytest.raises(ValueError, match="exact"):
+        tcm.check(data, params, "tf32", 132, exact="cublas")
+
+
+def test_check_chooses_as_auto_plans():
+    # The check's rule is auto's own: the shapes it counts as chosen are those auto_plan gives
+    # the tier, for this build (the exact plan's estimate with CUTLASS's kernels).
+    params = dict(zip(tcm.PARAMS, H100))
+    data = _synthetic(params, 132, 60, seed=5)
+    for x in data[:20]:
+        x["bmm"], x["batch"] = True, 3  # a B per entry
+    for tier in ("tf32", "tf32x3"):
+        planned = 0
+        for x in data:
+            a_k, b_k = x["layout"][0] == "N", x["layout"][1] == "T"
+            a_vec, b_vec = (x["K"] if a_k else x["M"]) % 4 == 0, (x["K"] if b_k else x["N"]) % 4 == 0
+            plan = _C.auto_plan(x["M"], x["N"], x["K"], x["batch"], b_k, b_vec, 132, a_k, tcm.model_line(params),
+                                a_vec, _C.cutlass_kernels(), tensor_cores=tier)
+            planned += plan.kernel == tier
+        assert tcm.check(data, params, tier, 132)["chosen"] == planned
 
 
 def test_the_work_is_what_the_kernels_move():
