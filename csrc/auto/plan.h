@@ -492,6 +492,14 @@ inline std::array<double, kExactModelSize> exact_model_params(const ExactModel& 
   std::copy(m.copy.begin(), m.copy.end(), p.begin() + kCutlassFeatures + kSkinnyFeatures);
   return p;
 }
+// The model of a parameter vector in exact_model_params' order (a table's 'model exact' line).
+inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
+  ExactModel m{};
+  std::copy(p.begin(), p.begin() + kCutlassFeatures, m.cutlass.begin());
+  std::copy(p.begin() + kCutlassFeatures, p.begin() + kCutlassFeatures + kSkinnyFeatures, m.skinny.begin());
+  std::copy(p.begin() + kCutlassFeatures + kSkinnyFeatures, p.end(), m.copy.begin());
+  return m;
+}
 
 // The estimate of a plan by the exact-kernel model, in microseconds; infinity for a plan the
 // model does not cover.
@@ -510,6 +518,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
                                               bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
   std::vector<AutoPlan> all;
   const auto consider = [&](const AutoPlan& plan) { all.push_back(plan); };
+  const int64_t iters = ceil_div64(K, 8);
   // gemmtiles' own split tiles (one product): 32 x 128 and 64 x 128 for a row-major A, the
   // pipelined 128 x 128 tile where it takes the operands; one launch's grid holds 65535 rows
   // of tiles.
@@ -519,13 +528,12 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
           (rows < 128 ? !a_kmajor : !async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec)))
         continue;
       for (int64_t s : kExactSplits) {
-        if (s > 1 && ceil_div64(K, 8) / s < kMinSliceIters) break;
+        if (s > 1 && iters / s < kMinSliceIters) break;
         consider(split_tile_plan(rows, 128, K, s));
       }
     }
   }
   if (M <= skinny_max_m(b_kmajor, b_vec)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
-  const int64_t iters = ceil_div64(K, 8);
   // A column-major B of one product may be copied row-major first (kCutlassBCopied).
   for (const bool copied : {false, true}) {
     if (copied && !(batch == 1 && b_kmajor && ceil_div64(N, 32) <= 65535)) break;  // transpose_fits
@@ -543,8 +551,10 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   return all;
 }
 
+// estimate: where given, set to the plan's estimate (microseconds).
 inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor, bool b_vec,
-                           int64_t sms, const ExactModel& exact = kExactModel, bool a_vec = true) {
+                           int64_t sms, const ExactModel& exact = kExactModel, bool a_vec = true,
+                           double* estimate = nullptr) {
   AutoPlan best{AutoKernel::kWarptile};
   double best_us = 1e300;
   const std::array<double, kExactModelSize> params = exact_model_params(exact);
@@ -552,6 +562,7 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
     const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, params);
     if (us < best_us) best = plan, best_us = us;
   }
+  if (estimate) *estimate = best_us;
   return best;
 }
 
@@ -575,10 +586,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   if (tensor_cores != TensorCoreMath::kNone) {
     // Against the exact plan's own estimate where the exact-kernel model covers the problem.
     double exact_us = -1.0;
-    if (cutlass) {
-      exact_pick = exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
-      exact_us = exact_plan_us(*exact_pick, M, N, K, batch, a_kmajor, b_kmajor, sms, exact_model_params(exact_model));
-    }
+    if (cutlass) exact_pick = exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec, &exact_us);
     if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
                          table && table->tensor_core_model ? *table->tensor_core_model : model, exact_us))
       return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};

@@ -83,11 +83,7 @@ AutoTable AutoTable::parse(const std::string& text) {
         throw std::invalid_argument("line " + std::to_string(no) + ": expected one 'model exact' line of " +
                                     std::to_string(p.size()) + " numbers >= 0, got '" + line + "'");
       }
-      ExactModel m{};
-      std::copy(p.begin(), p.begin() + kCutlassFeatures, m.cutlass.begin());
-      std::copy(p.begin() + kCutlassFeatures, p.begin() + kCutlassFeatures + kSkinnyFeatures, m.skinny.begin());
-      std::copy(p.begin() + kCutlassFeatures + kSkinnyFeatures, p.end(), m.copy.begin());
-      t.exact_model = m;
+      t.exact_model = exact_model_of(p);
       continue;
     }
     if (f[0] == "model") {
