@@ -24,6 +24,7 @@ import math
 from typing import Iterable
 
 from ._ops import _C
+from .exact_fit import _flags
 
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
 MARGIN = 1.25
@@ -65,10 +66,8 @@ def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
     """(k steps of the waves of tiles, bytes of the passes around the kernel), as auto counts
     them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout."""
     m, n, k = x["M"], x["N"], x["K"]
-    a_kmajor, b_kmajor = x["layout"][0] == "N", x["layout"][1] == "T"
-    a_ld = k if a_kmajor else m
-    b_ld = k if b_kmajor else n
-    return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_ld % 4 == 0, b_kmajor, b_ld % 4 == 0, sms)
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms)
 
 
 def _least_squares(rows: list[list[float]], ys: list[float]) -> list[float]:
@@ -134,8 +133,7 @@ def exact_plan_us(x: dict, sms: int) -> float:
     m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
     if not x["bmm"]:
         m, batch = m * batch, 1
-    a_kmajor, b_kmajor = x["layout"][0] == "N", x["layout"][1] == "T"
-    a_vec, b_vec = (k if a_kmajor else m) % 4 == 0, (k if b_kmajor else n) % 4 == 0
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
     return min(us for _, us in _C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from gemmtiles import tensor_core_model as tcm
 from gemmtiles._ops import _C
+from gemmtiles.exact_fit import _flags
 
 H100 = (12.3, 14.2, 0.02136, 2.5e6, 13.3, 3.25e7)  # kTensorCoreModel in csrc/auto/plan.h
 SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "gemmtiles" / "tables" / "NVIDIA_H100_80GB_HBM3.txt"
@@ -119,8 +120,7 @@ def test_check_chooses_as_auto_plans():
     for tier in ("tf32", "tf32x3"):
         planned = 0
         for x in data:
-            a_k, b_k = x["layout"][0] == "N", x["layout"][1] == "T"
-            a_vec, b_vec = (x["K"] if a_k else x["M"]) % 4 == 0, (x["K"] if b_k else x["N"]) % 4 == 0
+            a_k, b_k, a_vec, b_vec = _flags(x["layout"], x["M"], x["N"], x["K"])
             plan = _C.auto_plan(x["M"], x["N"], x["K"], x["batch"], b_k, b_vec, 132, a_k, tcm.model_line(params),
                                 a_vec, _C.cutlass_kernels(), tensor_cores=tier)
             planned += plan.kernel == tier
