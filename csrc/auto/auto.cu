@@ -64,6 +64,17 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
   return dst;
 }
 
+// The transpose of the rows x cols matrix at `data` (row pitch ld, unit column stride): a
+// cols x rows matrix of row pitch `pitch` (>= rows; the pad is never read), made on the
+// current stream. The caller checks transpose_fits(rows, cols).
+at::Tensor transposed_copy(const float* data, int64_t rows, int64_t cols, int64_t ld, int64_t pitch,
+                           c10::DeviceIndex device) {
+  at::Tensor t = at::empty({cols, pitch}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+  launch_transpose(data, rows, cols, ld, t.data_ptr<float>(), pitch, c10::cuda::getCurrentCUDAStream());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return t;
+}
+
 void launch_auto(const GemmProblem& p);
 
 // Whether CUTLASS's SIMT kernels can run the problem here: built, on an sm_80+ GPU, and taking
@@ -205,9 +216,7 @@ bool launch_realigned(const GemmProblem& p, const AutoTable* table, c10::DeviceI
 // copy comes from the caching allocator, on this stream.
 bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* table, c10::DeviceIndex device) {
   if (!transposes_a(p, b_vec, table)) return false;
-  const at::Tensor t = at::empty({p.K, p.M}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
-  launch_transpose(p.a, p.M, p.K, a_ld(p), t.data_ptr<float>(), p.M, c10::cuda::getCurrentCUDAStream());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const at::Tensor t = transposed_copy(p.a, p.M, p.K, a_ld(p), p.M, device);
   GemmProblem q = p;
   q.a = t.data_ptr<float>();
   q.a_rs = 1;
@@ -221,10 +230,8 @@ bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* tabl
 bool launch_a_kmajor(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
   if (!copy_a_kmajor_first(plan, p.batch, a_kmajor(p)) || !transpose_fits(p.K, p.M)) return false;
   const int64_t ld = (p.K + 3) / 4 * 4;
-  const at::Tensor t = at::empty({p.M, ld}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
   // A column-major is the K x M row-major matrix at p.a (pitch a_cs); its transpose is A K-major.
-  launch_transpose(p.a, p.K, p.M, p.a_cs, t.data_ptr<float>(), ld, c10::cuda::getCurrentCUDAStream());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const at::Tensor t = transposed_copy(p.a, p.K, p.M, p.a_cs, ld, device);
   GemmProblem q = p;
   q.a = t.data_ptr<float>();
   q.a_rs = ld;
@@ -303,9 +310,7 @@ void launch_auto(const GemmProblem& p) {
     // B column-major is the N x K row-major matrix at p.b (pitch b_cs); its transpose, K x N
     // with rows padded to 16 bytes, is B row-major.
     const int64_t ld = (p.N + 3) / 4 * 4;
-    const at::Tensor t = at::empty({p.K, ld}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
-    launch_transpose(p.b, p.N, p.K, p.b_cs, t.data_ptr<float>(), ld, c10::cuda::getCurrentCUDAStream());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const at::Tensor t = transposed_copy(p.b, p.N, p.K, p.b_cs, ld, device);
     GemmProblem q = p;
     q.b = t.data_ptr<float>();
     q.b_rs = ld;
