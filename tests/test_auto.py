@@ -118,18 +118,19 @@ def test_plan_splits_k_to_fill_the_gpu():
     # blocks fill 2 per SM once (3 splits would leave a partial second wave).
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
     assert splits == 2 and k_slice == 2048
-    # Row-major B, 128 columns a block and 8 slices of K in it: 32 blocks, 8 along K fill
-    # 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24 slices
-    # of 176, whole multiples of 16); 9 blocks of 1028 columns take 23 along K, the most that
-    # leave 16 rows a slice at K = 3000 (94 slices of 32).
+    # Row-major B, 128 columns a block (float4s) and 8 slices of K in it: 32 blocks, 8 along K
+    # fill 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24
+    # slices of 176, whole multiples of 16). 9 blocks of 1028 columns fill at most 207 of 264
+    # slots (23 along K, 16 rows a slice at K = 3000), so single floats take it: 33 blocks of
+    # 32 columns, 8 along K fill all 264 (63 slices of 48).
     *_, splits, k_slice = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
     assert splits == 64 and k_slice == 64
     assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
-    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[4:] == (94, 32)
-    # Row-major B not float4: 4 single columns a lane, 1024 a block, splits to 2 blocks per SM;
-    # past 8 rows the 32-row split tile.
-    assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[4:] == (64, 64)
-    assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[:2] == ("split_tile", 32)
+    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[3:] == (1, 63, 48)
+    # Row-major B not float4: single floats, 32 columns a block, 2 along K fill 256 of 264
+    # slots (16 slices of 256), up to 16 rows.
+    assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[2:] == (1, 1, 16, 256)
+    assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[2:] == (1, 1, 16, 256)
     # 9-16 rows of a float4 row-major B: one block per SM, so 4 blocks along K fill 128 of
     # 132 slots at 4096 columns, 3 make two waves of 258 at 11008 (24 slices of 176).
     assert _C.auto_plan(16, 4096, 4096, 1, False, True, H100_SMS)[4:] == (32, 128)
@@ -416,6 +417,31 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
             _C.force_auto_plan()
 
 
+@needs_cuda
+@pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
+                                   (5, 4099, 33), (8, 1, 700)])
+def test_row_major_b_skinny_kernels_forced(m, n, k):
+    # Each of the row-major-B skinny kernels, forced: the split kernel with single floats and
+    # (B's rows aligned) float4s, and the single-column kernel up to its 8 rows; K in warps'
+    # slices of 16 rows to K whole, a slice past K's end, c, alpha and beta.
+    a = operand(m, k, "cuda", pad=3, offset=1)
+    b = operand(k, n, "cuda", "row")
+    c = torch.randn(m, n, device="cuda")
+    mt = 4 if m <= 4 else 8 if m <= 8 else 16
+    plans = []
+    for k_slice in (16, 48, 256, -(-k // 16) * 16):
+        plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]
+    if m <= 8:
+        plans += [("skinny_nmajor", mt, 4, 1, -(-k // s), s) for s in (32, 96, -(-k // 32) * 32)]
+    for plan in plans:
+        _C.force_auto_plan(*plan)
+        try:
+            check_tier("auto", a, b, c, alpha=0.5, beta=-1.5)
+            assert not _C.forced_plan_refused(), plan
+        finally:
+            _C.force_auto_plan()
+
+
 # The tuned tables (python -m gemmtiles.tune): format, buckets, and that auto follows them.
 
 def test_table_entry_decides_the_plan():
@@ -549,11 +575,11 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     kernel, rows, _ = heuristic_plan(Shape(64, 4096, 4096, "NT"), sms=132)
     assert (kernel, rows) == ("split_tile", 64)
     assert len(candidates(64, 4096, ("split_tile", 64, 12))) == len(candidates(64, 4096))
-    # More splits than a table entry may name (the heuristic's 128 for one row against a
-    # 1023-wide weight, whose rows are not float4s, or 74 at 4095 columns on a GPU of 148
+    # More splits than a table entry may name (the heuristic's 171 for one row against a
+    # 255-wide weight, whose rows are not float4s, or 69 at 4095 columns on a GPU of 148
     # SMs, or 128 slices of 32 rows of a 1024-wide one): not a candidate, so tuning goes on.
-    wide = heuristic_plan(Shape(1, 1023, 4096), sms=132)
-    assert wide[2] > 64 and wide not in candidates(1, 4096, wide)
+    wide = heuristic_plan(Shape(1, 255, 8192), sms=132)
+    assert wide[2] > 64 and wide not in candidates(1, 8192, wide)
     assert heuristic_plan(Shape(1, 4095, 11008), sms=148)[2] > 64
     narrow = heuristic_plan(Shape(1, 1024, 4096), sms=132)
     assert narrow[2] == 128 and narrow not in candidates(1, 4096, narrow)
@@ -603,12 +629,12 @@ def test_tune_offers_skinny_where_auto_runs_it():
     from gemmtiles.tune import candidates
 
     # The rows of the skinny kernels (auto/plan.h's skinny_max_m, read through the extension):
-    # W^T and a row-major B of float4 rows up to 16, other row-major B up to 8 (or n unknown).
+    # Up to 16, whatever B's layout and alignment (or n unknown).
     assert _C.skinny_max_m(True, False) == _C.skinny_max_m(True, True) == 16
-    assert (_C.skinny_max_m(False, True), _C.skinny_max_m(False, False)) == (16, 8)
+    assert _C.skinny_max_m(False, True) == _C.skinny_max_m(False, False) == 16
     for m, n, layout, skinny in [(16, 4096, "NT", True), (17, 4096, "NT", False), (16, 4094, "NT", True),
-                                 (16, 4096, "NN", True), (17, 4096, "NN", False), (8, 4094, "NN", True),
-                                 (9, 4094, "NN", False), (8, None, "NN", True), (9, None, "NN", False)]:
+                                 (16, 4096, "NN", True), (17, 4096, "NN", False), (16, 4094, "NN", True),
+                                 (17, 4094, "NN", False), (16, None, "NN", True), (17, None, "NN", False)]:
         offered = any(c[0] == "skinny" for c in candidates(m, 4096, layout=layout, n=n))
         assert offered == skinny, (m, n, layout)
 

@@ -393,19 +393,24 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
   launch_skinny_kmajor_cfg<Cfg, (MT > 4)>(p, plan, ws, stream);
 }
 
-// Row-major B with 16-byte aligned rows: 128 columns a block, its 8 warps on 8 slices of K
-// (skinny_split in auto/plan.h); rows of B in flight per group: 8 for up to 4 rows of A,
-// 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
-// sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of
-// shared memory for the warps' sums).
-template <int MT>
+// Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps
+// on 8 slices of K (skinny_split in auto/plan.h); rows of B in flight per group, float4s: 8 for
+// up to 4 rows of A, 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with
+// nvcc 13 for sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of shared memory for the
+// warps' sums); single floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads
+// in flight for as many bytes).
+template <int MT, int W>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  static_assert(kSkinnySplitCols == 128 && kSkinnySplitWarps == 8,
-                "auto_plan models this kernel");
-  constexpr auto kernel = skinny_nmajor_split_kernel<MT, MT == 8 ? 4 : 8>;
-  constexpr size_t smem = skinny_split_smem<MT>();
+  static_assert(kSkinnySplitWarps == 8, "auto_plan models this kernel");
+  constexpr int P = W == 4 ? (MT == 8 ? 4 : 8) : (MT == 16 ? 8 : 16);
+  constexpr auto kernel = skinny_nmajor_split_kernel<MT, P, W>;
+  constexpr size_t smem = skinny_split_smem<MT, W>();
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
-  launch_skinny_grid(p, plan, kernel, kSkinnySplitCols, 256, smem, ws, stream);
+  launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
+}
+template <int MT>
+void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
 // The skinny configurations for MT (4 or 8) rows other than launch_skinny_split's (auto_plan
@@ -429,9 +434,9 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
     case AutoKernel::kSkinnyKMajor:
     case AutoKernel::kSkinnyNMajor:
       if (skinny_split(plan)) {
-        plan.mt == 4   ? launch_skinny_split<4>(p, plan, ws, stream)
-        : plan.mt == 8 ? launch_skinny_split<8>(p, plan, ws, stream)
-                       : launch_skinny_split<16>(p, plan, ws, stream);
+        plan.mt == 4   ? launch_skinny_split_rows<4>(p, plan, ws, stream)
+        : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
+                       : launch_skinny_split_rows<16>(p, plan, ws, stream);
       } else if (plan.mt == 16) {
         // 16 rows otherwise only for column-major B (skinny_max_m in auto/plan.h).
         if (plan.kernel != AutoKernel::kSkinnyKMajor) return false;

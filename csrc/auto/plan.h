@@ -61,24 +61,25 @@ struct AutoPlan {
   }
 };
 
-// The row-major-B skinny kernel with float4 loads, whose 8 warps split a block's K
-// (skinny_nmajor_split_kernel in csrc/auto/skinny.cuh): plan.splits counts warps'
-// slices; its blocks along K, each writing one partial product, are kSkinnySplitWarps fewer.
+// The row-major-B skinny kernel whose 8 warps split a block's K (skinny_nmajor_split_kernel in
+// csrc/auto/skinny.cuh; plan.nw 1, plan.w 4 for float4 loads or 1 for single floats): plan.splits
+// counts warps' slices; its blocks along K, each writing one partial product, are
+// kSkinnySplitWarps fewer. (plan.nw 4: the single-column kernel, whose splits are its blocks.)
 inline constexpr int64_t kSkinnySplitWarps = 8;
-inline constexpr int64_t kSkinnySplitCols = 128;  // columns a block takes
 inline constexpr int64_t kSkinnySplitMinRows = 16;  // a warp's slice: a multiple of this
 inline bool skinny_split(const AutoPlan& plan) {
-  return plan.kernel == AutoKernel::kSkinnyNMajor && plan.w == 4;
+  return plan.kernel == AutoKernel::kSkinnyNMajor && plan.nw == 1;
 }
+// Columns of B one block of the split kernel takes: 32 lanes of w each.
+inline int64_t skinny_split_cols(const AutoPlan& plan) { return 32 * int64_t(plan.w); }
 // Partial products a plan writes to the workspace (1: none, K whole in each block).
 inline int64_t plan_partials(const AutoPlan& plan) {
   return skinny_split(plan) ? (plan.splits + kSkinnySplitWarps - 1) / kSkinnySplitWarps : plan.splits;
 }
 
-// Rows up to which every skinny kernel runs, and blocks per SM they aim for. For row-major B
-// whose rows are not float4s, from 9 rows on the 32-row split tile is faster; at 8 rows the two
-// are about even on square weights and skinny is faster on the wider ones (scripts/tune_auto.cu;
-// docs/auto.md).
+// Rows up to which the single-column kernel (row-major B, plan.nw 4) runs, which auto plans
+// no more (the split kernel takes its problems) but runs where forced, and where a peel runs
+// the last columns; blocks per SM the skinny kernels aim for.
 inline constexpr int64_t kSkinnyMaxM = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
@@ -86,11 +87,11 @@ inline constexpr int kSkinnyWarps = 8;
 // four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows run
 // faster than on the 32-row split tile, or as fast on the widest outputs (docs/auto.md).
 inline constexpr int64_t kSkinnyKMajorMaxM = 16;
-// Row-major B as float4s: the kernel whose warps split a block's K takes up to 16 rows (one
-// block per SM past 8: 64 accumulators a thread).
+// Row-major B: the kernel whose warps split a block's K takes up to 16 rows (float4s: one
+// block per SM past 8, 64 accumulators a thread).
 inline constexpr int64_t kSkinnySplitMaxM = 16;
-inline constexpr int64_t skinny_max_m(bool b_kmajor, bool b_vec) {
-  return b_kmajor ? kSkinnyKMajorMaxM : b_vec ? kSkinnySplitMaxM : kSkinnyMaxM;
+inline constexpr int64_t skinny_max_m(bool b_kmajor, bool /*b_vec*/) {
+  return b_kmajor ? kSkinnyKMajorMaxM : kSkinnySplitMaxM;
 }
 
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
@@ -286,7 +287,7 @@ struct TensorCoreModel {
   double exact_launch_us; // exact kernels: fixed cost
   double exact_flops_per_us;
 };
-inline constexpr TensorCoreModel kTensorCoreModel{12.3, 14.2, 0.02136, 2.5e6, 13.3, 3.25e7};
+inline constexpr TensorCoreModel kTensorCoreModel{11.74, 13.61, 0.02102, 2.5e6, 12.03, 3.414e7};
 inline constexpr double kTensorCoreMargin = 1.25;
 // What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz.
 inline constexpr int64_t kTensorCoreModelSms = 132;
@@ -688,25 +689,37 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   plan.mt = M <= 4 ? 4 : M <= 8 ? 8 : 16;
   plan.w = b_vec ? 4 : 1;
   const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
-  plan.nw = b_kmajor ? shape.nw : !b_vec ? 4 : 1;
-  if (skinny_split(plan)) {
-    // Blocks of 128 columns, 8 slices of K each (two blocks per SM, one past 8 rows): the
-    // fewest blocks along K that leave no wave of blocks less than 90% full, else the fullest
-    // last wave (a partial wave cost more than longer slices: docs/auto.md), with slices of
-    // at least kSkinnySplitMinRows rows (a narrow B needs many blocks along K to have enough
-    // of its rows in flight).
-    const int64_t blocks = ceil_div64(N, kSkinnySplitCols) * batch;
-    const int64_t slots = (plan.mt > 8 ? 1 : kSkinnyBlocksPerSm) * sms;
-    const int64_t most = std::max<int64_t>(1, K / (kSkinnySplitWarps * kSkinnySplitMinRows));
-    int64_t parts = 1;
-    double best = 0.0;
-    for (int64_t q = 1; q <= most; ++q) {
-      const int64_t b = blocks * q;
-      const double full = double(b) / double(ceil_div64(b, slots) * slots);
-      if (full > best + 1e-9) best = full, parts = q;
-      if (full >= 0.9) break;
+  plan.nw = b_kmajor ? shape.nw : 1;
+  if (!b_kmajor) {
+    // Blocks of 32 w columns, 8 slices of K each (two blocks per SM, one for 16 rows of
+    // float4s): the fewest blocks along K that leave no wave of blocks less than 90% full,
+    // else the fullest last wave (a partial wave cost more than longer slices: docs/auto.md),
+    // with slices of at least kSkinnySplitMinRows rows (a narrow B needs many blocks along K
+    // to have enough of its rows in flight). Float4s where B's rows allow, unless single
+    // floats, four times the blocks across N, fill the GPU where float4s cannot.
+    struct Fill {
+      double full = 0.0;
+      int64_t parts = 1;
+    };
+    const auto fill = [&](int w) {
+      const int64_t blocks = ceil_div64(N, 32 * w) * batch;
+      const int64_t slots = (plan.mt > 8 && w == 4 ? 1 : kSkinnyBlocksPerSm) * sms;
+      const int64_t most = std::max<int64_t>(1, K / (kSkinnySplitWarps * kSkinnySplitMinRows));
+      Fill f;
+      for (int64_t q = 1; q <= most; ++q) {
+        const int64_t b = blocks * q;
+        const double full = double(b) / double(ceil_div64(b, slots) * slots);
+        if (full > f.full + 1e-9) f.full = full, f.parts = q;
+        if (full >= 0.9) break;
+      }
+      return f;
+    };
+    Fill f = fill(plan.w);
+    if (plan.w == 4 && f.full < 0.9) {
+      const Fill single = fill(1);
+      if (single.full > f.full + 1e-9) f = single, plan.w = 1;
     }
-    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * parts, kSkinnySplitMinRows);
+    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * f.parts, kSkinnySplitMinRows);
     return plan;
   }
   const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;

@@ -291,52 +291,58 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   }
 }
 
-// B row-major, rows 16-byte aligned (unit column stride): the block's 8 warps share 128
-// columns, lane l the four from 4 l, and split the block's K: warp w takes the slice
-// blockIdx.y * 8 + w, of s.k_slice rows (any number: loads past the slice's end read
-// nothing, and their FMAs add zeros). A warp stages its slice of A kSkinnyChunk columns at
-// a time in its own shared memory (no barrier across the block),
+// B row-major: the block's 8 warps share 32 W columns, lane l the W from W l (W = 4: one
+// float4, for rows of B that are 16-byte aligned lines, unit column stride; W = 1: one float,
+// any column stride), and split the block's K: warp w takes the slice blockIdx.y * 8 + w, of
+// s.k_slice rows (any number: loads past the slice's end read nothing, and their FMAs add
+// zeros). A warp stages its slice of A kSkinnyChunk columns at a time in its own shared
+// memory (no barrier across the block),
 // the next chunk's loads in registers while it uses the current one; its loads of B run one
 // group of P rows ahead of their use, so P to 2 P rows are in flight per lane at all times
 // and the first are issued before A's. At the end the 8 warps' sums are added in shared
 // memory in warp order (a fixed order: the same bits on every run) and written: to the
 // workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
-// the epilogue. It runs faster than the kernel below with its splits one per block, and at 8
-// rows faster than cuBLAS (docs/auto.md). The block's slices added in a cluster (distributed
-// shared memory) instead of the workspace were slower: a cluster's blocks are placed and
-// finish together.
-// Up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a thread.
-// Grid (ceil(N / 128), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT>.
+// the epilogue. Splitting K inside the block is what lets most products need no second
+// launch: 8 slices of K run at once on each block's columns, with no partial products to add
+// through memory. It runs faster than the kernel below with its splits one per block, and at
+// 8 rows faster than cuBLAS (docs/auto.md). The block's slices added in a cluster
+// (distributed shared memory) instead of the workspace were slower: a cluster's blocks are
+// placed and finish together.
+// Float4s: up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a
+// thread. Single floats: two blocks per SM.
+// Grid (ceil(N / (32 W)), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT, W>.
 inline constexpr int kSkinnyChunk = 64;
-template <int MT>
+template <int MT, int W>
 constexpr size_t skinny_split_smem() {
   // The warps' staged chunks of A, then (the same memory) their sums.
-  return sizeof(float) * 8 * MT * (kSkinnyChunk > 128 ? kSkinnyChunk : 128);
+  return sizeof(float) * 8 * MT * (kSkinnyChunk > 32 * W ? kSkinnyChunk : 32 * W);
 }
 
-template <int MT, int P>
-__global__ void __launch_bounds__(256, MT <= 8 ? 2 : 1) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
+template <int MT, int P, int W>
+__global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
+  constexpr int kCols = 32 * W;                           // the block's columns
+  static_assert(W == 1 || W == 4, "a lane loads one float or one float4 of a row of B");
   static_assert(KC % (2 * P) == 0, "a chunk is whole pairs of groups of rows");
   extern __shared__ __align__(16) float smem[];
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n_block = int64_t(blockIdx.x) * 128, n0 = n_block + lane * 4;
+  const int64_t n_block = int64_t(blockIdx.x) * kCols, n0 = n_block + lane * W;
   const int64_t k_begin = (int64_t(blockIdx.y) * 8 + warp) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
   float* As = smem + warp * MT * KC;  // As[m * KC + kk]: this warp's chunk of A
-  float acc[MT][4] = {};
+  float acc[MT][W] = {};
   if (k_begin < k_end) {
-    float bv[2][P][4];
+    float bv[2][P][W];
     // Rows k .. k + P - 1 of B (zeros past the slice).
-    auto load_b = [&](float (&dst)[P][4], int64_t k) {
+    auto load_b = [&](float (&dst)[P][W], int64_t k) {
 #pragma unroll
       for (int u = 0; u < P; ++u) {
         if (k + u < k_end) {
-          load_line<4>(dst[u], v.b + (k + u) * p.b_rs, n0, 1, p.N);
+          load_line<W>(dst[u], v.b + (k + u) * p.b_rs, n0, p.b_cs, p.N);
         } else {
 #pragma unroll
-          for (int w = 0; w < 4; ++w) dst[u][w] = 0.0f;
+          for (int w = 0; w < W; ++w) dst[u][w] = 0.0f;
         }
       }
     };
@@ -367,26 +373,31 @@ __global__ void __launch_bounds__(256, MT <= 8 ? 2 : 1) skinny_nmajor_split_kern
           for (int m = 0; m < MT; ++m) {
             const float av = As[m * KC + g * P + u];
 #pragma unroll
-            for (int w = 0; w < 4; ++w) acc[m][w] += av * bv[g % 2][u][w];
+            for (int w = 0; w < W; ++w) acc[m][w] += av * bv[g % 2][u][w];
           }
       }
     }
   }
-  // The warps' sums, red[warp][m][128], added in warp order.
+  // The warps' sums, red[warp][m][kCols], added in warp order.
   __syncthreads();  // every warp is done with its chunk of A (the same memory)
   float* red = smem;
 #pragma unroll
-  for (int m = 0; m < MT; ++m)
-    *reinterpret_cast<float4*>(&red[(warp * MT + m) * 128 + lane * 4]) =
-        make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+  for (int m = 0; m < MT; ++m) {
+    float* r = &red[(warp * MT + m) * kCols + lane * W];
+    if constexpr (W == 4) {
+      *reinterpret_cast<float4*>(r) = make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+    } else {
+      r[0] = acc[m][0];
+    }
+  }
   __syncthreads();
-  for (int i = threadIdx.x; i < MT * 128; i += 256) {
-    const int m = i / 128;
-    const int64_t n = n_block + i % 128;
+  for (int i = threadIdx.x; i < MT * kCols; i += 256) {
+    const int m = i / kCols;
+    const int64_t n = n_block + i % kCols;
     if (m >= p.M || n >= p.N) continue;
     float x = red[i];
 #pragma unroll
-    for (int q = 1; q < 8; ++q) x += red[q * MT * 128 + i];
+    for (int q = 1; q < 8; ++q) x += red[q * MT * kCols + i];
     if (s.ws) {
       s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
     } else {
