@@ -419,7 +419,7 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
 
 @needs_cuda
 @pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
-                                   (5, 4099, 33), (8, 1, 700)])
+                                   (5, 4099, 33), (8, 3, 700)])
 def test_row_major_b_skinny_kernels_forced(m, n, k):
     # Each of the row-major-B skinny kernels, forced: the split kernel with single floats and
     # (B's rows aligned) float4s, and the single-column kernel up to its 8 rows; K in warps'

@@ -323,7 +323,7 @@ __global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_
   constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
   constexpr int kCols = 32 * W;                           // the block's columns
   static_assert(W == 1 || W == 4, "a lane loads one float or one float4 of a row of B");
-  static_assert(KC % (2 * P) == 0, "a chunk is whole pairs of groups of rows");
+  static_assert(KC % (2 * P) == 0 && P % 4 == 0, "a chunk is whole pairs of groups of rows, of float4s of A");
   extern __shared__ __align__(16) float smem[];
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -334,15 +334,26 @@ __global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_
   float acc[MT][W] = {};
   if (k_begin < k_end) {
     float bv[2][P][W];
+    // The lane's line of B: its columns' bounds are the same on every row, so they are
+    // decided once (a lane past N loads nothing; a float4 cut by N loads its floats inside),
+    // and a row's address is the last one's plus B's row stride: a load costs few
+    // instructions besides itself, which single floats, four times the loads of float4s for
+    // the bytes, need in order to stay bound by memory.
+    const bool lane_in = n0 < p.N, lane_whole = W == 1 ? lane_in : n0 + W - 1 < p.N;
+    const float* const b_lane = v.b + (lane_in ? n0 : 0) * p.b_cs;
     // Rows k .. k + P - 1 of B (zeros past the slice).
     auto load_b = [&](float (&dst)[P][W], int64_t k) {
+      const int64_t left = k_end - k;
+      const int rows = left >= P ? P : left > 0 ? int(left) : 0;
+      const float* row = b_lane + k * p.b_rs;
 #pragma unroll
-      for (int u = 0; u < P; ++u) {
-        if (k + u < k_end) {
-          load_line<W>(dst[u], v.b + (k + u) * p.b_rs, n0, p.b_cs, p.N);
+      for (int u = 0; u < P; ++u, row += p.b_rs) {
+        if (u < rows && lane_whole) {
+          if constexpr (W == 4) load_stream4(dst[u], row);
+          else dst[u][0] = load_stream(row);
         } else {
 #pragma unroll
-          for (int w = 0; w < W; ++w) dst[u][w] = 0.0f;
+          for (int w = 0; w < W; ++w) dst[u][w] = u < rows && n0 + w < p.N ? load_stream(row + w * p.b_cs) : 0.0f;
         }
       }
     };
@@ -366,14 +377,20 @@ __global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_
       if (k0 + KC < k_end) load_a(k0 + KC);
 #pragma unroll
       for (int g = 0; g < KC / P; ++g) {
+        // Groups past the slice's end hold only zeros: the chunk (the slice's last) ends.
+        if (k0 + g * P >= k_end) break;
         load_b(bv[(g + 1) % 2], k0 + (g + 1) * P);
+        // A's four rows of k at once (one shared load, a broadcast), for four rows of B.
 #pragma unroll
-        for (int u = 0; u < P; ++u)
+        for (int u = 0; u < P; u += 4)
 #pragma unroll
           for (int m = 0; m < MT; ++m) {
-            const float av = As[m * KC + g * P + u];
+            const float4 a4 = *reinterpret_cast<const float4*>(&As[m * KC + g * P + u]);
+            const float av[4] = {a4.x, a4.y, a4.z, a4.w};
 #pragma unroll
-            for (int w = 0; w < W; ++w) acc[m][w] += av * bv[g % 2][u][w];
+            for (int q = 0; q < 4; ++q)
+#pragma unroll
+              for (int w = 0; w < W; ++w) acc[m][w] += av[q] * bv[g % 2][u + q][w];
           }
       }
     }
