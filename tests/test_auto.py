@@ -421,9 +421,8 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
 @pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
                                    (5, 4099, 33), (8, 3, 700)])
 def test_row_major_b_skinny_kernels_forced(m, n, k):
-    # Each of the row-major-B skinny kernels, forced: the split kernel with single floats and
-    # (B's rows aligned) float4s, and the single-column kernel up to its 8 rows; K in warps'
-    # slices of 16 rows to K whole, a slice past K's end, c, alpha and beta.
+    # The row-major-B skinny kernel, forced: single floats and (B's rows aligned) float4s; K in
+    # warps' slices of 16 rows to K whole, a slice past K's end, c, alpha and beta.
     a = operand(m, k, "cuda", pad=3, offset=1)
     b = operand(k, n, "cuda", "row")
     c = torch.randn(m, n, device="cuda")
@@ -431,8 +430,6 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     plans = []
     for k_slice in (16, 48, 256, -(-k // 16) * 16):
         plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]
-    if m <= 8:
-        plans += [("skinny_nmajor", mt, 4, 1, -(-k // s), s) for s in (32, 96, -(-k // 32) * 32)]
     for plan in plans:
         _C.force_auto_plan(*plan)
         try:

@@ -164,14 +164,11 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
       return true;
     case AutoKernel::kSkinnyNMajor: {
       // Row-major B: the split kernel with either load width (float4s where B's rows are
-      // aligned), or the single-column kernel up to its rows, on any slices of K they take.
+      // aligned), on any warps' slices of K.
       const int mt = p.M <= 4 ? 4 : p.M <= 8 ? 8 : 16;
-      const bool split = plan.nw == 1 && (plan.w == 1 || (plan.w == 4 && b_vec));
-      const bool single = plan.nw == 4 && plan.w == 1 && p.M <= kSkinnyMaxM;
-      const int64_t multiple = split ? kSkinnySplitMinRows : 32;
-      return !b_k && p.M <= kSkinnySplitMaxM && plan.mt == mt && (split || single) && plan.k_slice > 0 &&
-             plan.k_slice % multiple == 0 && plan.splits == ceil_div64(p.K, plan.k_slice) &&
-             (split || plan.splits <= 65535);
+      return !b_k && p.M <= kSkinnySplitMaxM && plan.mt == mt && plan.nw == 1 &&
+             (plan.w == 1 || (plan.w == 4 && b_vec)) && plan.k_slice > 0 && plan.k_slice % kSkinnySplitMinRows == 0 &&
+             plan.splits == ceil_div64(p.K, plan.k_slice);
     }
     default: {
       const std::vector<AutoPlan> all =

@@ -1,5 +1,5 @@
 // The kernels of the `auto` tier's own plans (auto/plan.h) and their launch: the skinny
-// kernels (auto/skinny.cuh) for up to 16 rows (8 for a row-major B whose rows are not float4s),
+// kernels (auto/skinny.cuh) for up to 16 rows,
 // warptile's kernel on 32-row tiles and the pipelined kernel (auto/pipelined_tile.cuh) on 64-row
 // ones (warptile's where it does not take the operands) split along K for up to a few thousand
 // rows, and for more the pipelined 128 x 128 tile or, for operands it does not take,
@@ -413,37 +413,21 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
   plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
-// The skinny configurations for MT (4 or 8) rows other than launch_skinny_split's (auto_plan
-// chooses NW the same way): column-major B as above; row-major B, 4 single columns a lane.
-template <int MT>
-void launch_skinny_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  static_assert(MT == 4 || MT == 8, "the single-column kernel takes up to kSkinnyMaxM = 8 rows");
-  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
-    launch_skinny_kmajor<MT>(p, plan, ws, stream);
-  } else {
-    using Cfg = SkinnyConfig<MT, 4, 2>;
-    launch_skinny<Cfg>(p, plan, skinny_nmajor_kernel<Cfg, 1>, ws, stream);
-  }
-}
-
 // Launches a skinny or split_tile plan; false for a plan that is not auto's own (warptile,
 // the tensor-core tiers), which the caller launches.
 inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   const bool b_kmajor = p.b_cs != 1;
   switch (plan.kernel) {
-    case AutoKernel::kSkinnyKMajor:
     case AutoKernel::kSkinnyNMajor:
-      if (skinny_split(plan)) {
-        plan.mt == 4   ? launch_skinny_split_rows<4>(p, plan, ws, stream)
-        : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
-                       : launch_skinny_split_rows<16>(p, plan, ws, stream);
-      } else if (plan.mt == 16) {
-        // 16 rows otherwise only for column-major B (skinny_max_m in auto/plan.h).
-        if (plan.kernel != AutoKernel::kSkinnyKMajor) return false;
-        launch_skinny_kmajor<16>(p, plan, ws, stream);
-      } else {
-        plan.mt == 4 ? launch_skinny_rows<4>(p, plan, ws, stream) : launch_skinny_rows<8>(p, plan, ws, stream);
-      }
+      if (!skinny_split(plan)) return false;
+      plan.mt == 4   ? launch_skinny_split_rows<4>(p, plan, ws, stream)
+      : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
+                     : launch_skinny_split_rows<16>(p, plan, ws, stream);
+      return true;
+    case AutoKernel::kSkinnyKMajor:
+      plan.mt == 4   ? launch_skinny_kmajor<4>(p, plan, ws, stream)
+      : plan.mt == 8 ? launch_skinny_kmajor<8>(p, plan, ws, stream)
+                     : launch_skinny_kmajor<16>(p, plan, ws, stream);
       return true;
     case AutoKernel::kSplitTile:
       if (plan.mt == 32) {

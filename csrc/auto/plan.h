@@ -64,7 +64,7 @@ struct AutoPlan {
 // The row-major-B skinny kernel whose 8 warps split a block's K (skinny_nmajor_split_kernel in
 // csrc/auto/skinny.cuh; plan.nw 1, plan.w 4 for float4 loads or 1 for single floats): plan.splits
 // counts warps' slices; its blocks along K, each writing one partial product, are
-// kSkinnySplitWarps fewer. (plan.nw 4: the single-column kernel, whose splits are its blocks.)
+// kSkinnySplitWarps fewer.
 inline constexpr int64_t kSkinnySplitWarps = 8;
 inline constexpr int64_t kSkinnySplitMinRows = 16;  // a warp's slice: a multiple of this
 inline bool skinny_split(const AutoPlan& plan) {
@@ -77,10 +77,9 @@ inline int64_t plan_partials(const AutoPlan& plan) {
   return skinny_split(plan) ? (plan.splits + kSkinnySplitWarps - 1) / kSkinnySplitWarps : plan.splits;
 }
 
-// Rows up to which the single-column kernel (row-major B, plan.nw 4) runs, which auto plans
-// no more (the split kernel takes its problems) but runs where forced, and where a peel runs
-// the last columns; blocks per SM the skinny kernels aim for.
-inline constexpr int64_t kSkinnyMaxM = 8;
+// The most columns of a large output a peel runs apart (peeled_columns); blocks per SM the
+// skinny kernels aim for.
+inline constexpr int64_t kPeelMaxColumns = 8;
 inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
 // For nn.Linear's W^T (column-major B) the skinny kernel takes up to 16 rows: there a warp's
@@ -662,7 +661,7 @@ inline bool copy_a_kmajor_first(const AutoPlan& plan, int64_t batch, bool a_kmaj
 // whole.
 inline int64_t peeled_columns(int64_t M, int64_t N, int64_t batch) {
   const int64_t r = N % 128;
-  return batch == 1 && M >= 1024 && N >= 1024 && r != 0 && r <= kSkinnyMaxM ? r : 0;
+  return batch == 1 && M >= 1024 && N >= 1024 && r != 0 && r <= kPeelMaxColumns ? r : 0;
 }
 
 // K cut into about `splits` slices of a multiple of `multiple` (fewer when K is short): the

@@ -1,5 +1,4 @@
-// Small M (decode, small batches): out = A @ B with a few rows (up to 16; up to 8 for a
-// row-major B whose rows are not 16-byte aligned), bound by reading B.
+// Small M (decode, small batches): out = A @ B with a few rows (up to 16), bound by reading B.
 //
 // With few rows of A, each element of B feeds at most M FMAs: the product is bound by the
 // time it takes to read B (64 MiB for a 4096 x 4096 weight) from DRAM, not by arithmetic.
@@ -12,44 +11,37 @@
 //  * B column-major (nn.Linear's W^T): a lane walks k, a group of lanes holds NW columns
 //    and reads A in place or from shared memory; the lanes' partial sums are added by warp
 //    shuffles at the end.
-//  * B row-major, its rows 16-byte aligned: a block is 8 warps on the same 128 columns (a
-//    float4 per lane), each warp on its own slice of K, with its rows of A staged in its own
-//    shared memory (every lane reads the same A(m, k): a broadcast); the block adds its
-//    warps' sums in shared memory, so the workspace holds one partial product per block
-//    along K, not per slice (8 times less to write and add);
-//  * B row-major otherwise: a lane walks n over single columns; the block keeps all M rows
-//    of a slice of A in shared memory; no reduction inside the block.
+//  * B row-major: a block is 8 warps on the same 32 W columns (W per lane), each warp on its
+//    own slice of K, with its rows of A staged in its own shared memory (every lane reads the
+//    same A(m, k): a broadcast); the block adds its warps' sums in shared memory, so the
+//    workspace holds one partial product per block along K, not per slice (8 times less to
+//    write and add), and most products need no workspace at all.
 // B is read as float4 (W = 4 consecutive elements per lane, 512 bytes per warp load) when
-// its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load).
-// The column-major and single-column kernels read any strides correctly (the layout picks
-// which one reads B coalesced); the float4 row-major kernel takes unit column stride only.
-// Costs: MT * NW accumulators per thread (MT * 4 in the float4 row-major kernel); MT * KC
-// floats of shared memory for the A slice (single-column kernel; the column-major one with A
-// staged: 2 * MT * KC, two chunks; the float4 one: 8 * MT * 128 for its warps' sums); a
-// workspace of splits * batch * M * N floats when K is split across blocks (ceil(splits / 8)
-// for the float4 row-major kernel, whose splits are its warps').
+// its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load), at
+// any stride.
+// Costs: MT * NW accumulators per thread (MT * W in the row-major kernel); shared memory for
+// A (the column-major kernel with A staged: 2 * MT * KC, two chunks; the row-major one:
+// 8 * MT * max(64, 32 W), its warps' chunks of A, then their sums); a workspace of splits *
+// batch * M * N floats when K is split across blocks (ceil(splits / 8) for the row-major
+// kernel, whose splits are its warps').
 #pragma once
 
 #include "../ladder/common.cuh"
 
 namespace gemmtiles {
 
-// Configuration: MT rows of A (M <= MT), NW columns per lane group (kmajor) or per lane
-// (nmajor), KC columns of A staged per step, MIN_BLOCKS resident blocks per SM
+// Configuration of the column-major-B kernel: MT rows of A (M <= MT), NW columns per lane
+// group, KC columns of A staged per step, MIN_BLOCKS resident blocks per SM
 // (__launch_bounds__): enough warps in flight to cover DRAM latency; KL lanes along k per
-// group of columns (kmajor: 32 / KL groups per warp).
+// group of columns (32 / KL groups per warp).
 template <int MT_, int NW_, int MIN_BLOCKS = 2, int KC_ = 256, int KL_ = 32>
 struct SkinnyConfig {
   static constexpr int MT = MT_, NW = NW_, KC = KC_, kMinBlocks = MIN_BLOCKS, KL = KL_;
   static constexpr int kGroups = 32 / KL;
   static_assert(KL == 8 || KL == 16 || KL == 32, "a warp holds whole groups of lanes along k");
-  // Rows of B (N-major) a lane loads before using any: fewer with more rows of A, whose
-  // accumulators need the registers.
-  static constexpr int kPrefetch = MT <= 4 ? 8 : MT <= 8 ? 4 : 2;
-  static_assert(KC % kPrefetch == 0, "rows of B are prefetched in whole groups");
   static constexpr int kWarps = 8, kThreads = 32 * kWarps;
-  // Steps of B (K-major, A staged) whose loads are in flight ahead of their use: more where
-  // one block per SM leaves each thread twice the registers.
+  // Steps of B whose loads are in flight ahead of their use (A staged): more where one block
+  // per SM leaves each thread twice the registers.
   static constexpr int kAhead = MIN_BLOCKS == 1 ? 4 : 2;
   static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");
 };
@@ -57,21 +49,9 @@ struct SkinnyConfig {
 // The K range a block works on, and where its partial sums go: with splits > 1 to
 // ws[split][z][m][n] (the reduction kernel finishes them), else straight to out.
 struct SkinnySplit {
-  int64_t k_slice;  // multiple of 32
+  int64_t k_slice;  // multiple of 32 (column-major B) or 16 (row-major B, a warp's slice)
   float* ws;        // (splits, batch, M, N), or nullptr when K is not split
 };
-
-template <class Cfg>
-__device__ __forceinline__ void skinny_stage_a(const GemmProblem& p, const float* a, int64_t k0,
-                                               int64_t k_end, float (*As)[Cfg::KC]) {
-  constexpr int MT = Cfg::MT, KC = Cfg::KC;
-#pragma unroll
-  for (int i = 0; i < MT * KC / Cfg::kThreads; ++i) {
-    const int e = threadIdx.x + i * Cfg::kThreads, m = e / KC, kk = e % KC;
-    const int64_t k = k0 + kk;
-    As[m][kk] = m < p.M && k < k_end ? a[m * p.a_rs + k * p.a_cs] : 0.0f;
-  }
-}
 
 // Dynamic shared memory of skinny_kmajor_kernel<Cfg, W, kStaged>: the two staged chunks of A.
 template <class Cfg>
@@ -304,10 +284,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
 // the epilogue. Splitting K inside the block is what lets most products need no second
 // launch: 8 slices of K run at once on each block's columns, with no partial products to add
-// through memory. It runs faster than the kernel below with its splits one per block, and at
-// 8 rows faster than cuBLAS (docs/auto.md). The block's slices added in a cluster
-// (distributed shared memory) instead of the workspace were slower: a cluster's blocks are
-// placed and finish together.
+// through memory. At 8 rows it runs faster than cuBLAS (docs/auto.md). The block's slices
+// added in a cluster (distributed shared memory) instead of the workspace were slower: a
+// cluster's blocks are placed and finish together.
 // Float4s: up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a
 // thread. Single floats: two blocks per SM.
 // Grid (ceil(N / (32 W)), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT, W>.
@@ -419,66 +398,6 @@ __global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_
       s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
     } else {
       v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, x);
-    }
-  }
-}
-
-// B row-major, any column stride; columns one per lane: a lane takes NW single columns, 32
-// apart, and walks k; every lane of a warp reads the same A(m, k) (a shared broadcast).
-// (Written for W consecutive columns per lane too; the launch uses it with W = 1.)
-// Grid (ceil(N / (8 * 32 W NW)), splits, batch).
-template <class Cfg, int W>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_nmajor_kernel(GemmProblem p, SkinnySplit s) {
-  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, kPrefetch = Cfg::kPrefetch;
-  __shared__ float As[MT][KC];
-  const BatchView v = batch_view(p);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n0 = (int64_t(blockIdx.x) * Cfg::kWarps + warp) * 32 * W * NW + lane * W;
-  const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
-  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
-  float acc[MT][NW][W] = {};
-  for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
-    __syncthreads();
-    skinny_stage_a<Cfg>(p, v.a, k0, k_end, As);
-    __syncthreads();
-    const int kc = k_end - k0 < KC ? int(k_end - k0) : KC;
-    const float* b_row = v.b + k0 * p.b_rs;
-    // kPrefetch rows of B are loaded before any is used: that many loads in flight per
-    // lane is what keeps DRAM busy (with one, the warp waits out each load's latency).
-    for (int kk = 0; kk < kc; kk += kPrefetch, b_row += kPrefetch * p.b_rs) {
-      float bv[kPrefetch][NW][W];
-#pragma unroll
-      for (int u = 0; u < kPrefetch; ++u)
-#pragma unroll
-        for (int j = 0; j < NW; ++j) {
-          if (kk + u < kc) {
-            load_line<W>(bv[u][j], b_row + u * p.b_rs, n0 + 32 * W * j, p.b_cs, p.N);
-          } else {
-#pragma unroll
-            for (int w = 0; w < W; ++w) bv[u][j][w] = 0.0f;
-          }
-        }
-#pragma unroll
-      for (int u = 0; u < kPrefetch; ++u)
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          const float av = As[m][kk + u];  // zero past k_end (staged so)
-#pragma unroll
-          for (int j = 0; j < NW; ++j)
-#pragma unroll
-            for (int w = 0; w < W; ++w) acc[m][j][w] += av * bv[u][j][w];
-        }
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const int64_t n = n0 + 32 * W * j + w;
-        if (m < p.M && n < p.N) skinny_store(p, v, s, m, n, acc[m][j][w]);
-      }
     }
   }
 }
