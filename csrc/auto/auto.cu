@@ -1,12 +1,11 @@
-// The `auto` tier: per call, the kernel that suits the problem (auto/plan.h, with the GPU's
-// tuned table where there is one: auto/table.h): the bandwidth-bound skinny kernels for up to
-// 16 rows (8 for a row-major B whose rows are not float4s), the split-K tile kernels for up to
-// 2048 rows and the pipelined tile past them where it takes the operands (auto/launch.cuh),
-// warptile otherwise; CUTLASS's SIMT kernel for large products whose tiles fill the GPU's
-// waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles leave a last wave far
-// from full, where the build has it (cutlass_simt.h) — or, where the precision settings allow
-// them (core/precision.h) and the model says they are faster (tensor_cores_pay in plan.h), the
-// tensor-core tiers on Hopper.
+// The `auto` tier: per call, the kernel that suits the problem (auto/plan.h, with the GPU's tuned
+// table where there is one: auto/table.h): the bandwidth-bound skinny kernels for up to 16 rows,
+// the split-K tile kernels for up to 2048 rows and the pipelined tile past them where it takes the
+// operands (auto/launch.cuh), warptile otherwise; CUTLASS's SIMT kernel for large products whose
+// tiles fill the GPU's waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles
+// leave a last wave far from full, where the build has it (cutlass_simt.h) — or, where the
+// precision settings allow them (core/precision.h) and the model says they are faster
+// (tensor_cores_pay in plan.h), the tensor-core tiers on Hopper.
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
