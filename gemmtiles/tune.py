@@ -8,8 +8,7 @@ several split counts, for NN A copied M-major first where the operands allow it
 (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
 build has it, and for NT from 256 rows and columns the same with stream-K scheduling
 (`streamk`); checks that each gives the heuristic's answer (within fp32 tolerance); and keeps
-the fastest. The table (csrc/auto/plan.h describes
-its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
+the fastest. The table (csrc/auto/plan.h describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
 it uses its heuristic.
 
