@@ -1,16 +1,16 @@
 """``python -m gemmtiles.tune``: measures the `auto` tier's candidate kernels on this GPU and
 writes the GPU's tuned table, which `auto` reads on its next start.
 
-For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op
-itself: warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile
-where the operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernel at
-several split counts, for NN A copied M-major first where the operands allow it
-(`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
-build has it, and for NT from 256 rows and columns the same with stream-K scheduling
-(`streamk`); checks that each gives the heuristic's answer (within fp32 tolerance); and keeps
-the fastest. The table (csrc/auto/plan.h describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x 11008 x 4096
-also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table for the GPU
-it uses its heuristic.
+For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op itself:
+warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile where the
+operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernel at several split
+counts, for NN A copied M-major first where the operands allow it (`transposed`), and from 1024
+rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the build has it, and for NT from 256
+rows and columns the same with stream-K scheduling (`streamk`); checks that each gives the
+heuristic's answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto/plan.h
+describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x
+11008 x 4096 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table
+for the GPU it uses its heuristic.
 
     python -m gemmtiles.tune                       # the bench's shapes, to the user's cache
     python -m gemmtiles.tune --shapes 24x5504x2048,24x2048x5504:NT --out table.txt
