@@ -394,6 +394,18 @@ def test_split_k_is_deterministic(m, layout, n):
         assert torch.equal(torch.ops.gemmtiles.auto(a, b), first)
 
 
+def _check_each_forced(plans, a, b, c):
+    """auto with each plan forced in turn: the plan runs (no refusal) and the result is right,
+    with c, alpha and beta."""
+    for plan in plans:
+        _C.force_auto_plan(*plan)
+        try:
+            check_tier("auto", a, b, c, alpha=0.5, beta=-1.5)
+            assert not _C.forced_plan_refused(), plan
+        finally:
+            _C.force_auto_plan()
+
+
 @needs_cuda
 @pytest.mark.parametrize("m,n,k,layout", [(1, 643, 4241, "TN"), (3, 260, 4187, "NN"), (5, 257, 3001, "NT"),
                                           (13, 130, 2049, "NN"), (20, 300, 5003, "NT"), (45, 129, 7001, "NN")])
@@ -408,13 +420,7 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
     plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
              if p[0].startswith("skinny") or p[0] == "split_tile"]
     assert plans and max(p[4] for p in plans) > 1
-    for plan in plans:
-        _C.force_auto_plan(*plan)
-        try:
-            check_tier("auto", a, b, c, alpha=0.5, beta=-1.5)
-            assert not _C.forced_plan_refused(), plan
-        finally:
-            _C.force_auto_plan()
+    _check_each_forced(plans, a, b, c)
 
 
 @needs_cuda
@@ -430,13 +436,7 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     plans = []
     for k_slice in (16, 48, 256, -(-k // 16) * 16):
         plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]
-    for plan in plans:
-        _C.force_auto_plan(*plan)
-        try:
-            check_tier("auto", a, b, c, alpha=0.5, beta=-1.5)
-            assert not _C.forced_plan_refused(), plan
-        finally:
-            _C.force_auto_plan()
+    _check_each_forced(plans, a, b, c)
 
 
 # The tuned tables (python -m gemmtiles.tune): format, buckets, and that auto follows them.

@@ -1,9 +1,8 @@
-// The kernels of the `auto` tier's own plans (auto/plan.h) and their launch: the skinny
-// kernels (auto/skinny.cuh) for up to 16 rows,
-// warptile's kernel on 32-row tiles and the pipelined kernel (auto/pipelined_tile.cuh) on 64-row
-// ones (warptile's where it does not take the operands) split along K for up to a few thousand
-// rows, and for more the pipelined 128 x 128 tile or, for operands it does not take,
-// warptile's 128 x 256, K split where the tiles are too few. Torch-free, so that
+// The kernels of the `auto` tier's own plans (auto/plan.h) and their launch: the skinny kernels
+// (auto/skinny.cuh) for up to 16 rows, warptile's kernel on 32-row tiles and the pipelined kernel
+// (auto/pipelined_tile.cuh) on 64-row ones (warptile's where it does not take the operands) split
+// along K for up to a few thousand rows, and for more the pipelined 128 x 128 tile or, for operands
+// it does not take, warptile's 128 x 256, K split where the tiles are too few. Torch-free, so that
 // scripts/tune_auto.cu times exactly what auto.cu runs; the caller provides the workspace
 // (auto_workspace floats) and checks the launches.
 //
@@ -337,11 +336,11 @@ inline void launch_skinny_grid(const GemmProblem& p, const AutoPlan& plan, void 
   if (partials > 1) launch_reduce(p, partials, ws, stream);
 }
 
+// The column-major-B kernel: each of its warps' groups of lanes on NW columns.
 template <class Cfg>
 void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
                    float* ws, cudaStream_t stream, size_t smem = 0) {
-  const bool kmajor = plan.kernel == AutoKernel::kSkinnyKMajor;
-  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * (kmajor ? Cfg::kGroups : 32 * plan.w);
+  const int64_t cols = int64_t(Cfg::kWarps) * Cfg::NW * Cfg::kGroups;
   launch_skinny_grid(p, plan, kernel, cols, Cfg::kThreads, smem, ws, stream);
 }
 

@@ -93,6 +93,9 @@ inline constexpr int64_t skinny_max_m(bool b_kmajor, bool /*b_vec*/) {
   return b_kmajor ? kSkinnyKMajorMaxM : kSkinnySplitMaxM;
 }
 
+// The rows of A a skinny kernel is built for, M rounded up: 4, 8 or 16.
+inline constexpr int skinny_rows(int64_t M) { return M <= 4 ? 4 : M <= 8 ? 8 : 16; }
+
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
 // per warp, and resident blocks per SM (csrc/auto/skinny.cuh).
 struct SkinnyKMajorShape {
@@ -680,16 +683,16 @@ inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
   return plan;
 }
 
-// The skinny kernel for M <= skinny_max_m(b_kmajor, b_vec) rows;
-// splits 0: enough for two blocks per SM.
+// The skinny kernel for M <= skinny_max_m(b_kmajor, b_vec) rows; splits 0: the kernel's own
+// (row-major B: its blocks along K fill the SMs' waves; column-major B: its blocks fill them
+// at most once).
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits) {
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
-  plan.mt = M <= 4 ? 4 : M <= 8 ? 8 : 16;
+  plan.mt = skinny_rows(M);
   plan.w = b_vec ? 4 : 1;
-  const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
-  plan.nw = b_kmajor ? shape.nw : 1;
   if (!b_kmajor) {
+    plan.nw = 1;
     // Blocks of 32 w columns, 8 slices of K each (two blocks per SM, one for 16 rows of
     // float4s): the fewest blocks along K that leave no wave of blocks less than 90% full,
     // else the fullest last wave (a partial wave cost more than longer slices: docs/auto.md),
@@ -721,14 +724,13 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
     cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * f.parts, kSkinnySplitMinRows);
     return plan;
   }
-  const int64_t slots = (b_kmajor ? shape.blocks_per_sm : kSkinnyBlocksPerSm) * sms;
-  const int64_t cols = int64_t(kSkinnyWarps) * plan.nw * (b_kmajor ? shape.groups : 32 * plan.w);
-  const int64_t blocks = ceil_div64(N, cols) * batch;
-  // Row-major B: splits enough to reach two blocks per SM. Column-major B: no more than
-  // fill them once, since a partial second wave of its blocks cost more than fewer, longer
-  // slices (docs/auto.md).
-  const int64_t fill = b_kmajor ? slots / blocks : ceil_div64(slots, blocks);
-  cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : fill, 65535), 32);
+  // Column-major B: splits no more than fill the SMs' blocks once, since a partial second
+  // wave of its blocks cost more than fewer, longer slices (docs/auto.md).
+  const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+  plan.nw = shape.nw;
+  const int64_t slots = shape.blocks_per_sm * sms;
+  const int64_t blocks = ceil_div64(N, int64_t(kSkinnyWarps) * plan.nw * shape.groups) * batch;
+  cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : slots / blocks, 65535), 32);
   return plan;
 }
 
