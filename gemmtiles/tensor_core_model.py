@@ -5,10 +5,11 @@ sample. ``python -m gemmtiles.tune --fit-tensor-cores`` measures and fits on the
 
 The model, in microseconds:
 
-- tensor cores: ``launch + waves * K * wave_k + bytes / bytes_per_us``, where waves counts the
-  waves of 128 x 256 output tiles on the GPU's SMs, ``tf32x3`` runs three K, and bytes are the
-  pack and output-copy passes' (``tf32`` packs an operand it cannot read in place; ``tf32x3``
-  splits both);
+- tensor cores: ``launch + k_steps * wave_k + bytes / bytes_per_us``, where k_steps are those
+  of 128 x 256 output tiles that the busiest SM runs (``tf32``: CUTLASS's stream-K schedule,
+  which shares a short last wave's k iterations between the SMs; ``tf32x3``: whole waves of
+  tiles, over three K), and bytes are the pack and output-copy passes' and stream-K's partial
+  tiles (``tf32`` packs an operand it cannot read in place; ``tf32x3`` splits both);
 - exact kernels: in a build with CUTLASS's kernels, the estimate of the exact plan auto would
   run (its cost model, csrc/auto/exact_model.h); elsewhere
   ``exact_launch + 2 M N K / exact_flops_per_us``.

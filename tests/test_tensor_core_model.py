@@ -13,7 +13,7 @@ from gemmtiles import tensor_core_model as tcm
 from gemmtiles._ops import _C
 from gemmtiles.exact_fit import _flags
 
-H100 = (11.74, 13.61, 0.02102, 2.5e6, 12.03, 3.414e7)  # kTensorCoreModel in csrc/auto/plan.h
+H100 = (10.96, 12.66, 0.02211, 2.5e6, 9.883, 3.342e7)  # kTensorCoreModel in csrc/auto/plan.h
 SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "gemmtiles" / "tables" / "NVIDIA_H100_80GB_HBM3.txt"
 
 
@@ -82,7 +82,8 @@ def _synthetic(params, sms, count, seed):
     rng = random.Random(seed)
     data = []
     for _ in range(count):
-        x = tcm.sample(rng.randint(1, 8192), rng.randint(128, 16384), rng.randint(128, 16384), 1,
+        # The random sample's distribution: M log-uniform in [1, 8192], N and K in [128, 16384].
+        x = tcm.sample(int(2 ** rng.uniform(0, 13)), int(2 ** rng.uniform(7, 14)), int(2 ** rng.uniform(7, 14)), 1,
                        rng.choice(["NN", "NT", "TN"]), False, {})
         x["t"] = {"tf32": tcm.tensor_core_us(x, "tf32", params, sms),
                   "tf32x3": tcm.tensor_core_us(x, "tf32x3", params, sms), "auto": tcm.exact_us(x, params)}
@@ -128,16 +129,32 @@ def test_check_chooses_as_auto_plans():
 
 
 def test_the_work_is_what_the_kernels_move():
-    # x @ W^T, aligned: tf32 reads both in place; one wave of 16 tiles, K steps; the output
-    # written once.
+    # x @ W^T, aligned: tf32 reads both in place and writes the output once. 128 rows make
+    # one row of 16 tiles, on clusters of two along N (along M, half the blocks would have no
+    # rows): fewer tiles than half the SMs, so stream-K shares their 16 x 128 k iterations of
+    # 32 between 132 units (16 each, ceil(2048 / 132)); up to 10 units share a tile (8.25 each,
+    # straddling), and the 9 additions of partial tiles after the first count 2 x 128 KB
+    # against a k iteration's 48 KB of operands.
+    fixup = 32 * (2 * 128 * 256) / ((128 + 256) * 32)
     out = 4 * 128 * 4096
-    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == (4096, out)
-    # x @ W: B is packed K-major (read 4 bytes, write 4); tf32x3 splits both and runs three K.
+    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
+        pytest.approx((16 * 32 + 9 * fixup, out))
+    # x @ W: B is packed K-major (read 4 bytes, write 4); tf32x3 splits both and runs three K
+    # on whole waves (data-parallel, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132) == \
-        (4096, 8 * 4096 * 4096 + out)
+        pytest.approx((16 * 32 + 9 * fixup, 8 * 4096 * 4096 + out))
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
         (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out)
-    # N off a multiple of 4: B packed and the output copied; 33 x 17 tiles make 5 waves.
+    # One whole wave (12 x 11 tiles), a last wave at least half full (10 x 20 tiles: 2 waves) and
+    # tiles of at most 8 k iterations (K 256) run data-parallel.
+    for m, n, k, waves in ((1536, 2816, 4096, 1), (1280, 5120, 4096, 2), (128, 4096, 256, 1)):
+        assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132) == (waves * k, 4 * m * n)
+    # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
+    # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
+    k_steps, by = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)
+    assert k_steps == pytest.approx(4096 + -(-144 * 128 // 132) * 32 + fixup) and by == 4 * 1536 * 5888
+    # N off a multiple of 4: B packed and the output copied; 17 x 17 clusters of two tiles
+    # (578) of 2 k iterations make 5 waves.
     k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
     assert k_steps == 5 * 64 and by == 8 * 64 * 4097 + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):

@@ -269,12 +269,13 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 
 // Whether the tensor-core tiers (csrc/tensor_core/) beat the exact fp32 kernels on a problem,
 // where the precision settings allow them (core/precision.h). A model of both times:
-//   tensor cores: a launch, the k steps of the waves of 128 x 256 output tiles (tf32x3 runs
-//     three K: its operands are split into hi and lo parts), and the bytes of the passes
-//     around the kernel: an operand is packed (read once, written K-major) unless the kernel
-//     reads it in place (K-major, 16-byte aligned, K and a K-major B's N multiples of 4;
-//     tf32x3 splits both always, writing two parts), and an output whose rows are not 16-byte
-//     aligned is written to a scratch and copied;
+//   tensor cores: a launch, the k steps of 128 x 256 output tiles that the busiest SM runs
+//     (tf32 on a stream-K schedule; tf32x3 by waves of tiles, over three K: its operands are
+//     split into hi and lo parts), and the bytes of the passes around the kernel: an operand
+//     is packed (read once, written K-major) unless the kernel reads it in place (K-major,
+//     16-byte aligned, K and a K-major B's N multiples of 4; tf32x3 splits both always,
+//     writing two parts), and an output whose rows are not 16-byte aligned is written to a
+//     scratch and copied;
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
@@ -284,12 +285,12 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 struct TensorCoreModel {
   double launch_us;       // tensor-core tier: fixed cost of its launches
   double tf32x3_launch_us;
-  double wave_k_us;       // one k step of one wave of 128 x 256 tiles
+  double wave_k_us;       // one k step of a 128 x 256 tile on its SM
   double bytes_per_us;    // the pack and copy passes' bandwidth
   double exact_launch_us; // exact kernels: fixed cost
   double exact_flops_per_us;
 };
-inline constexpr TensorCoreModel kTensorCoreModel{11.74, 13.61, 0.02102, 2.5e6, 12.03, 3.414e7};
+inline constexpr TensorCoreModel kTensorCoreModel{10.96, 12.66, 0.02211, 2.5e6, 9.883, 3.342e7};
 inline constexpr double kTensorCoreMargin = 1.25;
 // What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz.
 inline constexpr int64_t kTensorCoreModelSms = 132;
@@ -308,22 +309,57 @@ inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
 }
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 
+// tf32's schedule (CUTLASS's stream-K scheduler with its heuristic decomposition, on clusters
+// of two blocks; csrc/tensor_core/wgmma_sm90a.cu): the k steps of the busiest SM. Whole waves
+// run data-parallel; where the last wave is less than half full (a product of fewer tiles than
+// half the SMs included) and tiles are deeper than 8 k iterations of 32, that wave and the one
+// before it are shared out by k iteration between one wave of units, each running at least 8.
+// The units that share a tile add their partial tiles into it one after another (in a fixed
+// order, so every run gives the same bits): each addition moves a 128 x 256 partial tile in
+// and out of one SM, 2 x 128 KB against the 48 KB of operands of a k iteration, and the
+// chain of them is counted as k steps at that ratio.
+inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms) {
+  constexpr int64_t kCluster = 2, kSlice = 32, kMinSlices = 8;
+  constexpr double kFixupSteps = kSlice * (2.0 * kTensorCoreTileM * kTensorCoreTileN) /
+                                 double((kTensorCoreTileM + kTensorCoreTileN) * kSlice);
+  const int64_t wave = std::max<int64_t>(kCluster, sms / kCluster * kCluster);
+  const int64_t slices = ceil_div64(K, kSlice);
+  const int64_t full = tiles / wave, total = ceil_div64(tiles, wave), tail = tiles - full * wave;
+  const double data_parallel = double(total) * double(K);
+  if (full == total || slices <= kMinSlices || 2 * tail >= wave) return data_parallel;
+  const int64_t dp_waves = full > 1 ? full - 1 : 0;
+  const int64_t sk_tiles = (tiles - dp_waves * wave) / kCluster * kCluster;
+  const int64_t units = std::min(wave, sk_tiles * slices / kMinSlices / kCluster * kCluster);
+  if (units == 0) return data_parallel;
+  // Tiles that the cluster rounding leaves out of the stream-K share run data-parallel.
+  const double dp = double(ceil_div64(tiles - sk_tiles, wave)) * double(K);
+  // A tile's units: its share of them, and one more where the shares straddle tiles.
+  const int64_t peers = ceil_div64(units, sk_tiles) + (units % sk_tiles != 0);
+  return dp + double(ceil_div64(sk_tiles * slices, units) * kSlice) + double(peers - 1) * kFixupSteps;
+}
+
 // The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
-// taken to have a B per entry): k steps of its waves of tiles (tf32x3 runs three K), and the
-// bytes of the passes around the kernel. An operand is packed (read once, written K-major)
-// unless tf32 reads it in place: K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple
-// of 4, and for B N too; tf32x3 splits both always, writing two parts. The output is written
-// once (what a shallow K makes the kernel's main cost), and one whose rows are not 16-byte
-// aligned (N not a multiple of 4) is written to a scratch and copied.
-// gemmtiles.tensor_core_model fits the model to these same features (_C.tensor_core_work).
+// taken to have a B per entry): k steps of its busiest SM (tf32: stream_k_steps; tf32x3: the
+// waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
+// kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
+// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4, and for B N too; tf32x3
+// splits both always, writing two parts. The output is written once (what a shallow K makes
+// the kernel's main cost), and one whose rows are not 16-byte aligned (N not a multiple of 4)
+// is written to a scratch and copied. gemmtiles.tensor_core_model fits the model to these
+// same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
 };
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
                                        bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
-  const int64_t tiles = batch * ceil_div64(M, kTensorCoreTileM) * ceil_div64(N, kTensorCoreTileN);
-  const double waves = double(ceil_div64(tiles, std::max<int64_t>(1, sms)));
   const bool x3 = math == TensorCoreMath::kTf32x3;
+  // Clusters of two blocks: tf32x3's along M, tf32's along M or N, whichever rounds fewer
+  // tiles up to an even count (run_tf32 in wgmma_sm90a.cu).
+  const int64_t tm = ceil_div64(M, kTensorCoreTileM), tn = ceil_div64(N, kTensorCoreTileN);
+  const int64_t along_m = (tm + tm % 2) * tn, along_n = tm * (tn + tn % 2);
+  const int64_t tiles = batch * (x3 ? along_m : std::min(along_m, along_n));
+  const double k_steps = x3 ? double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(3 * K)
+                            : stream_k_steps(tiles, K, sms);
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
@@ -331,7 +367,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
   bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
-  return {waves * double(x3 ? 3 * K : K), bytes};
+  return {k_steps, bytes};
 }
 
 inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,

@@ -84,9 +84,9 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
 // One GEMM configuration: Tile (BM, BN, BK) output tile and K slice per block (BK = 32:
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
-// shared memory holds beside the epilogue. A (M x K) and B (K x N) are K-major: TF32 wgmma
-// reads nothing else from shared memory.
-template <class Tile, class Cluster, Accumulation kAccumulation_>
+// shared memory holds beside the epilogue, and CUTLASS's persistent tile Scheduler. A (M x K)
+// and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory.
+template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
   using TileShape = Tile;
@@ -106,7 +106,7 @@ struct Tf32Config {
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
   using Mainloop = typename SelectMainloop<kAccumulation_, BuiltMainloop>::type;
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
-                                                          Mainloop, Epilogue>;
+                                                          Mainloop, Epilogue, Scheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 };
 
@@ -115,8 +115,15 @@ using cute::_2;
 using cute::_32;
 using cute::_128;
 using cute::_256;
+// tf32 on CUTLASS's stream-K scheduler: where whole waves of tiles fill the GPU they run
+// data-parallel; a last partial wave, or a product of fewer tiles than SMs, has its k
+// iterations shared out between the SMs, partial tiles summed through a workspace in a fixed
+// order (the same bits every run). tf32x3's mainloop promotes by K slice from the first and
+// keeps one block per tile (the persistent data-parallel scheduler).
 template <Accumulation kAccumulation>
-using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation>;
+using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation,
+                               std::conditional_t<kAccumulation == Accumulation::kTensorCore,
+                                                  cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -200,12 +207,22 @@ void run_gemm(const Aligned& g) {
 }
 
 // The fastest configurations of those measured (docs/tensor-cores.md): tf32 on 128x256 tiles
-// (faster than 128x128, though short of cuBLAS's TF32); tf32x3 on 128x256 with the correction
-// sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K slice in
-// 64-column chunks (well ahead of cuBLAS's fp32; faster than every slice promoted, which beat
-// CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1 clusters or 128x192 tiles
-// slower still; the whole 128x256 tile promoted at once spills).
-void run_tf32(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kTensorCore>>(g); }
+// (faster than 128x128, though short of cuBLAS's TF32), stream-K where waves leave SMs idle,
+// on clusters of two blocks along M, or along N where that rounds fewer tiles up to the
+// cluster (a product of one row of tiles: half the blocks of a 2 x 1 cluster would have no
+// rows; tensor_core_work in auto/plan.h counts the same); tf32x3 on 128x256 with the
+// correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K
+// slice in 64-column chunks (well ahead of cuBLAS's fp32; faster than every slice promoted,
+// which beat CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1 clusters or
+// 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+void run_tf32(const Aligned& g) {
+  const int64_t tm = ceil_div(g.M, 128), tn = ceil_div(g.N, 256);
+  if (tm * (tn + tn % 2) < (tm + tm % 2) * tn) {
+    return run_gemm<Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_1, _2, _1>, Accumulation::kTensorCore,
+                               cutlass::gemm::StreamKScheduler>>(g);
+  }
+  run_gemm<Tile128x256<Accumulation::kTensorCore>>(g);
+}
 void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted>>(g); }
 
 // ---------------------------------------------------------------------------------------
