@@ -227,10 +227,14 @@ void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
-// src element (z, r, j), through a 32 x 32 shared tile so that both the reads (along
-// src's unit stride) and the writes (along j) coalesce.
+// src element (z, r, j), through a 64 x 64 shared tile so that both the reads (along src's
+// unit stride) and the writes (along j) coalesce. Each thread holds 16 elements: all its
+// loads are issued before the first is stored, so that enough bytes are in flight to keep
+// the memory busy (the pass is a copy, bound by bandwidth).
 
 enum class Pack { kCopy, kLoHiHi, kHiLoHi };
+
+constexpr int kPackTile = 64, kPackRowsPerPass = 8, kPackPasses = kPackTile / kPackRowsPerPass;
 
 __device__ __forceinline__ float round_tf32(float x) {
   uint32_t bits;
@@ -239,35 +243,60 @@ __device__ __forceinline__ float round_tf32(float x) {
 }
 
 template <Pack kPack>
-__global__ void pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* dst,
-                            int64_t ld, int64_t dst_bs, int64_t r_pad) {
-  __shared__ float tile[32][33];
-  const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * 32, j0 = int64_t(blockIdx.x) * 32;
+__global__ void __launch_bounds__(32 * kPackRowsPerPass)
+pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* dst, int64_t ld, int64_t dst_bs,
+            int64_t r_pad) {
+  __shared__ float tile[kPackTile][kPackTile + 1];
+  const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * kPackTile, j0 = int64_t(blockIdx.x) * kPackTile;
   const float* s = src.ptr + z * src.bs;
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int ti = j_fast ? i : threadIdx.x, tj = j_fast ? threadIdx.x : i;
-    const int64_t r = r0 + ti, j = j0 + tj;
-    tile[ti][tj] = (r < R && j < J) ? s[r * src.rs + j * src.cs] : 0.0f;
+  float v[kPackPasses][2];
+#pragma unroll
+  for (int i = 0; i < kPackPasses; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // Lanes run along src's unit stride: j where j_fast, else r.
+      const int along = threadIdx.x + 32 * h, across = threadIdx.y + kPackRowsPerPass * i;
+      const int ti = j_fast ? across : along, tj = j_fast ? along : across;
+      const int64_t r = r0 + ti, j = j0 + tj;
+      v[i][h] = (r < R && j < J) ? s[r * src.rs + j * src.cs] : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kPackPasses; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int along = threadIdx.x + 32 * h, across = threadIdx.y + kPackRowsPerPass * i;
+      if (j_fast) {
+        tile[across][along] = v[i][h];
+      } else {
+        tile[along][across] = v[i][h];
+      }
+    }
   }
   __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    // Rows up to r_pad and columns up to J_pad: the zeros past R and J are written too.
-    const int64_t r = r0 + i, j = j0 + threadIdx.x;
-    if (r >= r_pad || j >= J_pad) continue;
-    const float x = tile[i][threadIdx.x];
-    float* d = dst + z * dst_bs + r * ld + j;
-    if constexpr (kPack == Pack::kCopy) {
-      d[0] = x;
-    } else {
-      // A non-finite x (or one whose hi overflows) stays in the hi·hi section only: the
-      // correction sections get 0 in its place, so inf·lo terms of either sign cannot
-      // turn an infinite product into NaN.
-      const float hi = round_tf32(x);
-      const bool finite = isfinite(hi);
-      const float lo = finite ? round_tf32(x - hi) : 0.0f, hi_or_0 = finite ? hi : 0.0f;
-      d[0] = kPack == Pack::kLoHiHi ? lo : hi_or_0;
-      d[J_pad] = kPack == Pack::kLoHiHi ? hi_or_0 : lo;
-      d[2 * J_pad] = hi;
+#pragma unroll
+  for (int i = 0; i < kPackPasses; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // Rows up to r_pad and columns up to J_pad: the zeros past R and J are written too.
+      const int ti = threadIdx.y + kPackRowsPerPass * i, tj = threadIdx.x + 32 * h;
+      const int64_t r = r0 + ti, j = j0 + tj;
+      if (r >= r_pad || j >= J_pad) continue;
+      const float x = tile[ti][tj];
+      float* d = dst + z * dst_bs + r * ld + j;
+      if constexpr (kPack == Pack::kCopy) {
+        d[0] = x;
+      } else {
+        // A non-finite x (or one whose hi overflows) stays in the hi·hi section only: the
+        // correction sections get 0 in its place, so inf·lo terms of either sign cannot
+        // turn an infinite product into NaN.
+        const float hi = round_tf32(x);
+        const bool finite = isfinite(hi);
+        const float lo = finite ? round_tf32(x - hi) : 0.0f, hi_or_0 = finite ? hi : 0.0f;
+        d[0] = kPack == Pack::kLoHiHi ? lo : hi_or_0;
+        d[J_pad] = kPack == Pack::kLoHiHi ? hi_or_0 : lo;
+        d[2 * J_pad] = hi;
+      }
     }
   }
 }
@@ -281,13 +310,13 @@ void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld,
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool j_fast = src.cs == 1 || (src.rs != 1 && std::abs(src.cs) <= std::abs(src.rs));
   for (int64_t z0 = 0; z0 < batch; z0 += kMaxGridYZ) {
-    for (int64_t r0 = 0; r0 < r_pad; r0 += kMaxGridYZ * 32) {
+    for (int64_t r0 = 0; r0 < r_pad; r0 += kMaxGridYZ * kPackTile) {
       View s = src;
       s.ptr += z0 * src.bs + r0 * src.rs;
-      const int64_t rows = std::min(kMaxGridYZ * 32, r_pad - r0), zs = std::min(kMaxGridYZ, batch - z0);
-      const dim3 grid(static_cast<unsigned>(ceil_div(J_pad, 32)), static_cast<unsigned>(ceil_div(rows, 32)),
+      const int64_t rows = std::min(kMaxGridYZ * kPackTile, r_pad - r0), zs = std::min(kMaxGridYZ, batch - z0);
+      const dim3 grid(static_cast<unsigned>(ceil_div(J_pad, kPackTile)), static_cast<unsigned>(ceil_div(rows, kPackTile)),
                       static_cast<unsigned>(zs));
-      pack_kernel<kPack><<<grid, dim3(32, 8), 0, stream>>>(
+      pack_kernel<kPack><<<grid, dim3(32, kPackRowsPerPass), 0, stream>>>(
           s, std::max<int64_t>(0, std::min(rows, R - r0)), J, J_pad, j_fast,
           dst + z0 * dst_bs + r0 * ld, ld, dst_bs, rows);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
