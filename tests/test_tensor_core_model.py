@@ -153,9 +153,12 @@ def test_the_work_is_what_the_kernels_move():
     # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
     k_steps, by = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)
     assert k_steps == pytest.approx(4096 + -(-144 * 128 // 132) * 32 + fixup) and by == 4 * 1536 * 5888
-    # N off a multiple of 4: B packed and the output copied; 17 x 17 clusters of two tiles
-    # (578) of 2 k iterations make 5 waves.
+    # N off a multiple of 4: tf32 reads B and writes the output in place; tf32x3 copies its
+    # output out of a scratch of aligned rows. 17 x 17 clusters of two tiles (578) of 2 k
+    # iterations make 5 waves.
     k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
-    assert k_steps == 5 * 64 and by == 8 * 64 * 4097 + 8 * 4200 * 4097 + 4 * 4200 * 4097
+    assert k_steps == 5 * 64 and by == 4 * 4200 * 4097
+    k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32x3", True, True, True, True, 132)
+    assert k_steps == 5 * 3 * 64 and by == 12 * (4200 * 64 + 64 * 4097) + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):
         _C.tensor_core_work(1, 1, 1, 1, "bf16", True, True, True, True, 132)

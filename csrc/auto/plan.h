@@ -273,9 +273,8 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //     (tf32 on a stream-K schedule; tf32x3 by waves of tiles, over three K: its operands are
 //     split into hi and lo parts), and the bytes of the passes around the kernel: an operand
 //     is packed (read once, written K-major) unless the kernel reads it in place (K-major,
-//     16-byte aligned, K and a K-major B's N multiples of 4; tf32x3 splits both always,
-//     writing two parts), and an output whose rows are not 16-byte aligned is written to a
-//     scratch and copied;
+//     16-byte aligned, K a multiple of 4; tf32x3 splits both always, writing two parts), and
+//     tf32x3 writes an output whose rows are not 16-byte aligned to a scratch and copies it;
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
@@ -342,11 +341,11 @@ inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms) {
 // taken to have a B per entry): k steps of its busiest SM (tf32: stream_k_steps; tf32x3: the
 // waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
 // kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
-// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4, and for B N too; tf32x3
-// splits both always, writing two parts. The output is written once (what a shallow K makes
-// the kernel's main cost), and one whose rows are not 16-byte aligned (N not a multiple of 4)
-// is written to a scratch and copied. gemmtiles.tensor_core_model fits the model to these
-// same features (_C.tensor_core_work).
+// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4; tf32x3 splits both
+// always, writing two parts. The output is written once (what a shallow K makes the kernel's
+// main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
+// not 16-byte aligned (N not a multiple of 4). gemmtiles.tensor_core_model fits the model to
+// these same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
 };
@@ -360,12 +359,12 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   const int64_t tiles = batch * (x3 ? along_m : std::min(along_m, along_n));
   const double k_steps = x3 ? double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(3 * K)
                             : stream_k_steps(tiles, K, sms);
-  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0 && N % 4 == 0;
+  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
-  if (N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
+  if (x3 && N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
   bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
   return {k_steps, bytes};
 }

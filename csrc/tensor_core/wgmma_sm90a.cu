@@ -85,8 +85,10 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and CUTLASS's persistent tile Scheduler. A (M x K)
-// and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory.
-template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler>
+// and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory. The epilogue
+// writes the output (and reads C) straight from the accumulators, kAlignCD floats at a time:
+// with 1, rows of any length and stride at any address.
+template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, int kAlignCD = 4>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
   using TileShape = Tile;
@@ -94,8 +96,8 @@ struct Tf32Config {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
-      float, cutlass::layout::RowMajor, 4,                             // C
-      float, cutlass::layout::RowMajor, 4,                             // D
+      float, cutlass::layout::RowMajor, kAlignCD,                      // C
+      float, cutlass::layout::RowMajor, kAlignCD,                      // D
       cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
@@ -120,10 +122,12 @@ using cute::_256;
 // iterations shared out between the SMs, partial tiles summed through a workspace in a fixed
 // order (the same bits every run). tf32x3's mainloop promotes by K slice from the first and
 // keeps one block per tile (the persistent data-parallel scheduler).
+// tf32 writes any output in place; tf32x3's outputs are 16-byte aligned (run_with_output).
 template <Accumulation kAccumulation>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation,
                                std::conditional_t<kAccumulation == Accumulation::kTensorCore,
-                                                  cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>>;
+                                                  cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>,
+                               kAccumulation == Accumulation::kTensorCore ? 1 : 4>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -219,7 +223,7 @@ void run_tf32(const Aligned& g) {
   const int64_t tm = ceil_div(g.M, 128), tn = ceil_div(g.N, 256);
   if (tm * (tn + tn % 2) < (tm + tm % 2) * tn) {
     return run_gemm<Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_1, _2, _1>, Accumulation::kTensorCore,
-                               cutlass::gemm::StreamKScheduler>>(g);
+                               cutlass::gemm::StreamKScheduler, 1>>(g);
   }
   run_gemm<Tile128x256<Accumulation::kTensorCore>>(g);
 }
@@ -379,13 +383,14 @@ bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
 }
 
 // Runs `g` (whose N may be p.N padded to a multiple of 4) with its out, c and batch in
-// shapes the kernel takes: an aligned scratch output where out's rows are not 16-byte
-// aligned or N was padded, C copied into the output where it cannot be read in place
-// (broadcast, unaligned), and a batch whose B is shared folded into M.
-void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&)) {
+// shapes the kernel takes: where the kernel needs 16-byte aligned output rows (aligned_out),
+// an aligned scratch output if out's rows are not or N was padded, and C copied into the
+// output where it cannot be read in place (broadcast, or unaligned for such a kernel); and a
+// batch whose B is shared folded into M.
+void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&), bool aligned_out) {
   at::Tensor out_scratch;
-  const bool out_ok = g.N == p.N && p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
-                      (p.batch == 1 || p.out_bs % 4 == 0);
+  const bool out_ok = g.N == p.N && (!aligned_out || (p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
+                                                      (p.batch == 1 || p.out_bs % 4 == 0)));
   if (!out_ok) {
     out_scratch = scratch(p.batch * p.M * g.N);
     g.out = out_scratch.data_ptr<float>();
@@ -399,7 +404,7 @@ void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const
   g.c = nullptr;
   if (g.beta != 0.0f) {
     const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
-                            aligned16(c.ptr);
+                            (!aligned_out || aligned16(c.ptr));
     if (c_in_place) {
       g.c = c.ptr;
     } else {
@@ -457,15 +462,15 @@ View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
 void launch_tf32_sm90a(const GemmProblem& p) {
   // TMA reads A and B in place where they are aligned and the extent along their unit
-  // stride is a multiple of 4 (CUTLASS's requirement); otherwise they are packed K-major
-  // with K (and B's N) padded by zeros to a multiple of 4.
+  // stride (K) is a multiple of 4 (CUTLASS's requirement); otherwise they are packed K-major
+  // with K padded by zeros to a multiple of 4. The output is written in place, whatever its
+  // alignment.
   Aligned g = base("tf32", p);
   const bool b_shared = p.batch > 1 && p.b_bs == 0;
   const int64_t b_batch = b_shared ? 1 : p.batch;
-  const bool pad_k = p.K % 4 != 0, pad_n = p.N % 4 != 0;
-  const int64_t K4 = round_up4(p.K), N4 = round_up4(p.N);
+  const bool pad_k = p.K % 4 != 0;
+  const int64_t K4 = round_up4(p.K);
   g.K = K4;
-  g.N = N4;
   View a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
   View b = {p.b, p.b_rs, p.b_cs, b_batch == 1 ? 0 : p.b_bs};
   at::Tensor a_copy, b_copy;
@@ -477,13 +482,13 @@ void launch_tf32_sm90a(const GemmProblem& p) {
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  const bool b_in_place = !pad_k && !pad_n && tma_readable(b, b_batch, p.K, p.N) && b.rs == 1;
+  const bool b_in_place = !pad_k && tma_readable(b, b_batch, p.K, p.N) && b.rs == 1;
   if (!b_in_place) {
-    // B^T (N4 x K4) row-major: B K-major.
-    b_copy = scratch(b_batch * N4 * K4);
+    // B^T (N x K4) row-major: B K-major.
+    b_copy = scratch(b_batch * p.N * K4);
     pack<Pack::kCopy>({p.b, p.b_cs, p.b_rs, b_batch == 1 ? 0 : p.b_bs}, b_batch, p.N, p.K,
-                      b_copy.data_ptr<float>(), K4, N4 * K4, N4, K4);
-    b = {b_copy.data_ptr<float>(), 1, K4, N4 * K4};
+                      b_copy.data_ptr<float>(), K4, p.N * K4, p.N, K4);
+    b = {b_copy.data_ptr<float>(), 1, K4, p.N * K4};
   }
   g.a = a;
   g.b = b;
@@ -499,12 +504,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_with_output(gz, c_view(q), q, run_tf32);
+        run_with_output(gz, c_view(q), q, run_tf32, false);
       }
       return;
     }
   }
-  run_with_output(g, c_view(p), p, run_tf32);
+  run_with_output(g, c_view(p), p, run_tf32, false);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
@@ -527,7 +532,7 @@ void launch_tf32x3_sm90a(const GemmProblem& p) {
   g.unpromoted = static_cast<int>(std::min<int64_t>(2 * K4 / 32 / 4 * 4, INT_MAX / 2));
   g.a = {a3.data_ptr<float>(), ld, 1, p.M * ld};
   g.b = {b3.data_ptr<float>(), 1, ld, b_shared ? 0 : N4 * ld};
-  run_with_output(g, c_view(p), p, run_tf32x3);
+  run_with_output(g, c_view(p), p, run_tf32x3, true);
 }
 
 }  // namespace gemmtiles
