@@ -11,6 +11,7 @@
 
 #include "../core/precision.h"
 #include "exact_model.h"
+#include "transpose.h"
 
 namespace gemmtiles {
 
@@ -77,11 +78,13 @@ inline int64_t plan_partials(const AutoPlan& plan) {
   return skinny_split(plan) ? (plan.splits + kSkinnySplitWarps - 1) / kSkinnySplitWarps : plan.splits;
 }
 
-// The most columns of a large output a peel runs apart (peeled_columns); blocks per SM the
-// skinny kernels aim for.
+// The most columns of a large output a peel runs apart (peeled_columns).
 inline constexpr int64_t kPeelMaxColumns = 8;
-inline constexpr int64_t kSkinnyBlocksPerSm = 2;
 inline constexpr int kSkinnyWarps = 8;
+// Resident blocks per SM of the row-major-B split kernel for mt rows and loads w floats wide
+// (its __launch_bounds__, csrc/auto/skinny.cuh): float4s past 8 rows hold 64 accumulators a
+// thread and run one block per SM; else two.
+inline constexpr int skinny_split_blocks_per_sm(int64_t mt, int w) { return mt > 8 && w != 1 ? 1 : 2; }
 // For nn.Linear's W^T (column-major B) the skinny kernel takes up to 16 rows: there a warp's
 // four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows run
 // faster than on the 32-row split tile, or as fast on the widest outputs (docs/auto.md).
@@ -574,7 +577,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   if (M <= skinny_max_m(b_kmajor, b_vec)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   // A column-major B of one product may be copied row-major first (kCutlassBCopied).
   for (const bool copied : {false, true}) {
-    if (copied && !(batch == 1 && b_kmajor && ceil_div64(N, 32) <= 65535)) break;  // transpose_fits
+    if (copied && !(batch == 1 && b_kmajor && transpose_fits(N, K))) break;
     for (int i = 0; i < kCutlassTileCount; ++i) {
       const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_kmajor && !copied);
       for (int64_t s : kExactSplits) {
@@ -740,7 +743,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
     };
     const auto fill = [&](int w) {
       const int64_t blocks = ceil_div64(N, 32 * w) * batch;
-      const int64_t slots = (plan.mt > 8 && w == 4 ? 1 : kSkinnyBlocksPerSm) * sms;
+      const int64_t slots = skinny_split_blocks_per_sm(plan.mt, w) * sms;
       const int64_t most = std::max<int64_t>(1, K / (kSkinnySplitWarps * kSkinnySplitMinRows));
       Fill f;
       for (int64_t q = 1; q <= most; ++q) {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "../ladder/common.cuh"
+#include "plan.h"
 
 namespace gemmtiles {
 
@@ -287,8 +288,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // through memory. At 8 rows it runs faster than cuBLAS (docs/auto.md). The block's slices
 // added in a cluster (distributed shared memory) instead of the workspace were slower: a
 // cluster's blocks are placed and finish together.
-// Float4s: up to 8 rows two blocks per SM (128 registers); 16 rows one, 64 accumulators a
-// thread. Single floats: two blocks per SM.
+// Resident blocks per SM: skinny_split_blocks_per_sm (auto/plan.h, which counts the waves
+// with it): float4s up to 8 rows two (128 registers), 16 rows one (64 accumulators a thread);
+// single floats two.
 // Grid (ceil(N / (32 W)), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT, W>.
 inline constexpr int kSkinnyChunk = 64;
 template <int MT, int W>
@@ -298,7 +300,8 @@ constexpr size_t skinny_split_smem() {
 }
 
 template <int MT, int P, int W>
-__global__ void __launch_bounds__(256, MT <= 8 || W == 1 ? 2 : 1) skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
+__global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
+    skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
   constexpr int kCols = 32 * W;                           // the block's columns
   static_assert(W == 1 || W == 4, "a lane loads one float or one float4 of a row of B");

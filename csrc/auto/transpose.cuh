@@ -7,16 +7,13 @@
 
 #include <cstdint>
 
+#include "transpose.h"
+
 namespace gemmtiles {
 
-// A block moves a kTransposeTile x kTransposeTile tile: 32 x 8 threads, each 16 elements (8
-// rows of a, two columns 32 apart) in flight at once. The shared tile's rows are padded by
-// one float, so that the column reads hit 32 distinct banks.
-inline constexpr int kTransposeTile = 64;
-inline constexpr int kTransposeRows = 8;
-
 // t[c * ldt + r] = a[r * lda + c] for r < rows, c < cols; blockIdx.x runs along cols,
-// blockIdx.y along rows.
+// blockIdx.y along rows; kTransposeTile x kTransposeTile tiles (transpose.h). The shared
+// tile's rows are padded by one float, so that the column reads hit 32 distinct banks.
 __global__ void __launch_bounds__(32 * kTransposeRows) transpose_kernel(const float* __restrict__ a, int64_t rows,
                                                                         int64_t cols, int64_t lda,
                                                                         float* __restrict__ t, int64_t ldt) {
@@ -39,12 +36,6 @@ __global__ void __launch_bounds__(32 * kTransposeRows) transpose_kernel(const fl
       const int64_t c = c0 + ty + i, r = r0 + tx + j;
       if (r < rows && c < cols) t[c * ldt + r] = tile[tx + j][ty + i];
     }
-}
-
-// Grid rows (blockIdx.y) a launch can have: transpose_fits says which matrices one launch takes.
-inline constexpr bool transpose_fits(int64_t rows, int64_t cols) {
-  return (rows + kTransposeTile - 1) / kTransposeTile <= 65535 &&
-         (cols + kTransposeTile - 1) / kTransposeTile <= 0x7fffffff;
 }
 
 inline void launch_transpose(const float* a, int64_t rows, int64_t cols, int64_t lda, float* t, int64_t ldt,
