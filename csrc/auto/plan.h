@@ -311,6 +311,14 @@ inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
 }
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 
+// Whether tf32 runs its clusters of two blocks along N (run_tf32, wgmma_sm90a.cu): where that
+// rounds fewer tiles up to the cluster than along M (a product of one row of tiles, along M,
+// would leave half the blocks without rows). tf32x3's run along M.
+inline bool tf32_clusters_along_n(int64_t M, int64_t N) {
+  const int64_t tm = ceil_div64(M, kTensorCoreTileM), tn = ceil_div64(N, kTensorCoreTileN);
+  return tm * (tn + tn % 2) < (tm + tm % 2) * tn;
+}
+
 // tf32's schedule (CUTLASS's stream-K scheduler with its heuristic decomposition, on clusters
 // of two blocks; csrc/tensor_core/wgmma_sm90a.cu): the k steps of the busiest SM. Whole waves
 // run data-parallel; where the last wave is less than half full (a product of fewer tiles than
@@ -355,11 +363,10 @@ struct TensorCoreWork {
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
                                        bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
   const bool x3 = math == TensorCoreMath::kTf32x3;
-  // Clusters of two blocks: tf32x3's along M, tf32's along M or N, whichever rounds fewer
-  // tiles up to an even count (run_tf32 in wgmma_sm90a.cu).
+  // Clusters of two blocks round the tiles along their direction up to an even count.
   const int64_t tm = ceil_div64(M, kTensorCoreTileM), tn = ceil_div64(N, kTensorCoreTileN);
-  const int64_t along_m = (tm + tm % 2) * tn, along_n = tm * (tn + tn % 2);
-  const int64_t tiles = batch * (x3 ? along_m : std::min(along_m, along_n));
+  const bool along_n = !x3 && tf32_clusters_along_n(M, N);
+  const int64_t tiles = batch * (along_n ? tm * (tn + tn % 2) : (tm + tm % 2) * tn);
   const double k_steps = x3 ? double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(3 * K)
                             : stream_k_steps(tiles, K, sms);
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0;

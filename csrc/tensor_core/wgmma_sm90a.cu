@@ -36,6 +36,7 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 
+#include "../auto/plan.h"
 #include "../core/launch.h"
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
@@ -213,15 +214,14 @@ void run_gemm(const Aligned& g) {
 // The fastest configurations of those measured (docs/tensor-cores.md): tf32 on 128x256 tiles
 // (faster than 128x128, though short of cuBLAS's TF32), stream-K where waves leave SMs idle,
 // on clusters of two blocks along M, or along N where that rounds fewer tiles up to the
-// cluster (a product of one row of tiles: half the blocks of a 2 x 1 cluster would have no
-// rows; tensor_core_work in auto/plan.h counts the same); tf32x3 on 128x256 with the
-// correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi promoted every K
-// slice in 64-column chunks (well ahead of cuBLAS's fp32; faster than every slice promoted,
-// which beat CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1 clusters or
-// 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+// cluster (tf32_clusters_along_n in auto/plan.h, whose model counts the same); tf32x3 on
+// 128x256 with the correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi
+// promoted every K slice in 64-column chunks (well ahead of cuBLAS's fp32; faster than every
+// slice promoted, which beat CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1
+// clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
+static_assert(kTensorCoreTileM == 128 && kTensorCoreTileN == 256, "auto/plan.h's model counts these tiles");
 void run_tf32(const Aligned& g) {
-  const int64_t tm = ceil_div(g.M, 128), tn = ceil_div(g.N, 256);
-  if (tm * (tn + tn % 2) < (tm + tm % 2) * tn) {
+  if (tf32_clusters_along_n(g.M, g.N)) {
     return run_gemm<Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_1, _2, _1>, Accumulation::kTensorCore,
                                cutlass::gemm::StreamKScheduler, 1>>(g);
   }
