@@ -8,8 +8,10 @@ The model, in microseconds:
 - tensor cores: ``launch + k_steps * wave_k + bytes / bytes_per_us``, where k_steps are those
   of 128 x 256 output tiles that the busiest SM runs (``tf32``: CUTLASS's stream-K schedule,
   which shares a short last wave's k iterations between the SMs; ``tf32x3``: whole waves of
-  tiles, over three K), and bytes are the pack and output-copy passes' and stream-K's partial
-  tiles (``tf32`` packs an operand it cannot read in place; ``tf32x3`` splits both);
+  tiles, over three K; the chain of stream-K's partial-tile additions on a shared tile is
+  counted in k steps too), and bytes are the pack and output-copy passes' (``tf32`` packs an
+  operand it cannot read in place and writes any output in place; ``tf32x3`` splits both
+  and copies an output of unaligned rows);
 - exact kernels: in a build with CUTLASS's kernels, the estimate of the exact plan auto would
   run (its cost model, csrc/auto/exact_model.h); elsewhere
   ``exact_launch + 2 M N K / exact_flops_per_us``.
@@ -64,7 +66,7 @@ def _from_rows(label: str, d: dict) -> dict:
 
 
 def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
-    """(k steps of the waves of tiles, bytes of the passes around the kernel), as auto counts
+    """(k steps of the busiest SM, bytes of the passes around the kernel), as auto counts
     them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout."""
     m, n, k = x["M"], x["N"], x["K"]
     a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)

@@ -16,8 +16,9 @@
 //           accumulation is not rounded to nearest; chunked_promotion.cuh).
 //
 // TMA needs 16-byte aligned base addresses and row strides, and CUTLASS a multiple of 4
-// along each operand's unit stride; operands, C and the output that are not get an
-// aligned (zero-padded) copy, so every shape and stride runs.
+// along each operand's unit stride; operands that are not get an aligned (zero-padded)
+// copy, as do tf32x3's C and output, so every shape and stride runs (tf32 writes its output
+// and reads C in place, whatever their alignment).
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -85,10 +86,10 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
 // One GEMM configuration: Tile (BM, BN, BK) output tile and K slice per block (BK = 32:
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
-// shared memory holds beside the epilogue, and CUTLASS's persistent tile Scheduler. A (M x K)
-// and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory. The epilogue
-// writes the output (and reads C) straight from the accumulators, kAlignCD floats at a time:
-// with 1, rows of any length and stride at any address.
+// shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
+// A (M x K) and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory. The
+// epilogue writes the output (and reads C) straight from the accumulators, kAlignCD floats at
+// a time: with 1, rows of any length and stride at any address.
 template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, int kAlignCD = 4>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
@@ -118,11 +119,13 @@ using cute::_2;
 using cute::_32;
 using cute::_128;
 using cute::_256;
-// tf32 on CUTLASS's stream-K scheduler: where whole waves of tiles fill the GPU they run
-// data-parallel; a last partial wave, or a product of fewer tiles than SMs, has its k
-// iterations shared out between the SMs, partial tiles summed through a workspace in a fixed
-// order (the same bits every run). tf32x3's mainloop promotes by K slice from the first and
-// keeps one block per tile (the persistent data-parallel scheduler).
+// tf32 on CUTLASS's stream-K scheduler (its heuristic decomposition): whole waves of tiles
+// run data-parallel; where the last wave is less than half full (a product of fewer tiles
+// than half the SMs included) and tiles are deeper than 8 k iterations, that wave and the one
+// before it have their k iterations shared out between one wave of blocks, partial tiles
+// summed through a workspace in a fixed order (the same bits every run). tf32x3's mainloop
+// promotes by K slice from the first and keeps one block per tile (the persistent
+// data-parallel scheduler).
 // tf32 writes any output in place; tf32x3's outputs are 16-byte aligned (run_with_output).
 template <Accumulation kAccumulation>
 using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation,
