@@ -125,13 +125,13 @@ using cute::_256;
 // before it have their k iterations shared out between one wave of blocks, partial tiles
 // summed through a workspace in a fixed order (the same bits every run). tf32x3's mainloop
 // promotes by K slice from the first and keeps one block per tile (the persistent
-// data-parallel scheduler).
-// tf32 writes any output in place; tf32x3's outputs are 16-byte aligned (run_with_output).
-template <Accumulation kAccumulation>
-using Tile128x256 = Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_2, _1, _1>, kAccumulation,
-                               std::conditional_t<kAccumulation == Accumulation::kTensorCore,
-                                                  cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>,
-                               kAccumulation == Accumulation::kTensorCore ? 1 : 4>;
+// data-parallel scheduler). tf32 writes any output in place; tf32x3's outputs are 16-byte
+// aligned (run_with_output). Both on 128 x 256 tiles.
+using Tile128x256 = cute::Shape<_128, _256, _32>;
+template <class Cluster>
+using Tf32Tile = Tf32Config<Tile128x256, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, 1>;
+using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
+                              cutlass::gemm::PersistentScheduler, 4>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -224,13 +224,10 @@ void run_gemm(const Aligned& g) {
 // clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
 static_assert(kTensorCoreTileM == 128 && kTensorCoreTileN == 256, "auto/plan.h's model counts these tiles");
 void run_tf32(const Aligned& g) {
-  if (tf32_clusters_along_n(g.M, g.N)) {
-    return run_gemm<Tf32Config<cute::Shape<_128, _256, _32>, cute::Shape<_1, _2, _1>, Accumulation::kTensorCore,
-                               cutlass::gemm::StreamKScheduler, 1>>(g);
-  }
-  run_gemm<Tile128x256<Accumulation::kTensorCore>>(g);
+  if (tf32_clusters_along_n(g.M, g.N)) return run_gemm<Tf32Tile<cute::Shape<_1, _2, _1>>>(g);
+  run_gemm<Tf32Tile<cute::Shape<_2, _1, _1>>>(g);
 }
-void run_tf32x3(const Aligned& g) { run_gemm<Tile128x256<Accumulation::kPromoted>>(g); }
+void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Tile>(g); }
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
