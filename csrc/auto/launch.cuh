@@ -418,7 +418,6 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   const bool b_kmajor = p.b_cs != 1;
   switch (plan.kernel) {
     case AutoKernel::kSkinnyNMajor:
-      if (!skinny_split(plan)) return false;
       plan.mt == 4   ? launch_skinny_split_rows<4>(p, plan, ws, stream)
       : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
                      : launch_skinny_split_rows<16>(p, plan, ws, stream);

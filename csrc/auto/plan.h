@@ -63,13 +63,13 @@ struct AutoPlan {
 };
 
 // The row-major-B skinny kernel whose 8 warps split a block's K (skinny_nmajor_split_kernel in
-// csrc/auto/skinny.cuh; plan.nw 1, plan.w 4 for float4 loads or 1 for single floats): plan.splits
-// counts warps' slices; its blocks along K, each writing one partial product, are
-// kSkinnySplitWarps fewer.
+// csrc/auto/skinny.cuh; plan.nw 1, plan.w 4 for float4 loads or 1 for single floats), the only
+// kSkinnyNMajor kernel: plan.splits counts warps' slices; its blocks along K, each writing one
+// partial product, are kSkinnySplitWarps fewer.
 inline constexpr int64_t kSkinnySplitWarps = 8;
 inline constexpr int64_t kSkinnySplitMinRows = 16;  // a warp's slice: a multiple of this
 inline bool skinny_split(const AutoPlan& plan) {
-  return plan.kernel == AutoKernel::kSkinnyNMajor && plan.nw == 1;
+  return plan.kernel == AutoKernel::kSkinnyNMajor;
 }
 // Columns of B one block of the split kernel takes: 32 lanes of w each.
 inline int64_t skinny_split_cols(const AutoPlan& plan) { return 32 * int64_t(plan.w); }
