@@ -17,8 +17,9 @@
 //
 // TMA needs 16-byte aligned base addresses and row strides, and CUTLASS a multiple of 4
 // along each operand's unit stride; operands that are not get an aligned (zero-padded)
-// copy, as do tf32x3's C and output, so every shape and stride runs (tf32 writes its output
-// and reads C in place, whatever their alignment).
+// copy, as do tf32x3's C and output, so every shape and stride runs. tf32 writes an output
+// with 16-byte aligned rows through shared memory by TMA, and any other in place from the
+// accumulators, a float at a time.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -83,16 +84,22 @@ struct SelectMainloop<Accumulation::kPromoted, Built> {
   using type = ChunkedPromotionMainloop<PromotedMainloop<Built, Chunk64Mma>>;
 };
 
+// How the epilogue writes the output (and reads C): kTma through shared memory by TMA, rows
+// 16-byte aligned (the stores leave the SM as whole swizzled tiles, overlapped with the math;
+// faster on every product measured, most where there is one tile per SM); kAnyAlignment
+// straight from the accumulators a float at a time, rows of any length and stride at any
+// address.
+enum class Output { kTma, kAnyAlignment };
+
 // One GEMM configuration: Tile (BM, BN, BK) output tile and K slice per block (BK = 32:
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
-// A (M x K) and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory. The
-// epilogue writes the output (and reads C) straight from the accumulators, kAlignCD floats at
-// a time: with 1, rows of any length and stride at any address.
-template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, int kAlignCD = 4>
+// A (M x K) and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory.
+template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
+  static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -100,7 +107,8 @@ struct Tf32Config {
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
       float, cutlass::layout::RowMajor, kAlignCD,                      // C
       float, cutlass::layout::RowMajor, kAlignCD,                      // D
-      cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
+      std::conditional_t<kOutput == Output::kTma, cutlass::epilogue::TmaWarpSpecializedCooperative,
+                         cutlass::epilogue::NoSmemWarpSpecialized>>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
       float, cutlass::layout::RowMajor, 4, float, cutlass::layout::ColumnMajor, 4, float,
@@ -125,13 +133,14 @@ using cute::_256;
 // before it have their k iterations shared out between one wave of blocks, partial tiles
 // summed through a workspace in a fixed order (the same bits every run). tf32x3's mainloop
 // promotes by K slice from the first and keeps one block per tile (the persistent
-// data-parallel scheduler). tf32 writes any output in place; tf32x3's outputs are 16-byte
-// aligned (run_with_output). Both on 128 x 256 tiles.
+// data-parallel scheduler). tf32 writes any output in place (through TMA where its rows are
+// 16-byte aligned); tf32x3's outputs are 16-byte aligned (run_with_output). Both on 128 x 256
+// tiles.
 using Tile128x256 = cute::Shape<_128, _256, _32>;
-template <class Cluster>
-using Tf32Tile = Tf32Config<Tile128x256, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, 1>;
+template <class Cluster, Output kOutput>
+using Tf32Tile = Tf32Config<Tile128x256, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, kOutput>;
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
-                              cutlass::gemm::PersistentScheduler, 4>;
+                              cutlass::gemm::PersistentScheduler, Output::kTma>;
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -214,8 +223,9 @@ void run_gemm(const Aligned& g) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// The fastest configurations of those measured (docs/tensor-cores.md): tf32 on 128x256 tiles
-// (faster than 128x128, though short of cuBLAS's TF32), stream-K where waves leave SMs idle,
+// The fastest configurations of those measured (docs/tensor-cores.md; scripts/tf32_configs.cu
+// times them against cuBLAS): tf32 on 128x256 tiles (faster than 256x128, and than 128x128
+// from 2048 rows), its output through TMA where aligned, stream-K where waves leave SMs idle,
 // on clusters of two blocks along M, or along N where that rounds fewer tiles up to the
 // cluster (tf32_clusters_along_n in auto/plan.h, whose model counts the same); tf32x3 on
 // 128x256 with the correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi
@@ -223,9 +233,10 @@ void run_gemm(const Aligned& g) {
 // slice promoted, which beat CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1
 // clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
 static_assert(kTensorCoreTileM == 128 && kTensorCoreTileN == 256, "auto/plan.h's model counts these tiles");
+template <Output kOutput>
 void run_tf32(const Aligned& g) {
-  if (tf32_clusters_along_n(g.M, g.N)) return run_gemm<Tf32Tile<cute::Shape<_1, _2, _1>>>(g);
-  run_gemm<Tf32Tile<cute::Shape<_2, _1, _1>>>(g);
+  if (tf32_clusters_along_n(g.M, g.N)) return run_gemm<Tf32Tile<cute::Shape<_1, _2, _1>, kOutput>>(g);
+  run_gemm<Tf32Tile<cute::Shape<_2, _1, _1>, kOutput>>(g);
 }
 void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Tile>(g); }
 
@@ -382,6 +393,11 @@ bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
   return v.bs % 4 == 0 && v.bs >= matrix;
 }
 
+// Whether TMA can write p's output in place: 16-byte aligned rows, whole vectors of 4 floats.
+bool tma_writable_out(const GemmProblem& p) {
+  return p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 && (p.batch == 1 || p.out_bs % 4 == 0);
+}
+
 // Runs `g` (whose N may be p.N padded to a multiple of 4) with its out, c and batch in
 // shapes the kernel takes: where the kernel needs 16-byte aligned output rows (aligned_out),
 // an aligned scratch output if out's rows are not or N was padded, and C copied into the
@@ -389,8 +405,7 @@ bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
 // batch whose B is shared folded into M.
 void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&), bool aligned_out) {
   at::Tensor out_scratch;
-  const bool out_ok = g.N == p.N && (!aligned_out || (p.N % 4 == 0 && aligned16(p.out) && p.out_rs % 4 == 0 &&
-                                                      (p.batch == 1 || p.out_bs % 4 == 0)));
+  const bool out_ok = g.N == p.N && (!aligned_out || tma_writable_out(p));
   if (!out_ok) {
     out_scratch = scratch(p.batch * p.M * g.N);
     g.out = out_scratch.data_ptr<float>();
@@ -456,6 +471,12 @@ Aligned base(const char* tier, const GemmProblem& p) {
 
 View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
+// tf32 on p's output in place: through TMA where its rows allow, else a float at a time.
+void run_tf32_on(const Aligned& g, const GemmProblem& p) {
+  if (tma_writable_out(p)) return run_with_output(g, c_view(p), p, run_tf32<Output::kTma>, true);
+  run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
+}
+
 
 
 }  // namespace
@@ -504,12 +525,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_with_output(gz, c_view(q), q, run_tf32, false);
+        run_tf32_on(gz, q);
       }
       return;
     }
   }
-  run_with_output(g, c_view(p), p, run_tf32, false);
+  run_tf32_on(g, p);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {

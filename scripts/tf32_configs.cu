@@ -1,0 +1,165 @@
+// CUTLASS SM90 TF32 GEMM configurations against cuBLAS TF32, one configuration per binary
+// (CFG, 0-9 below): tile, cluster, kernel schedule, epilogue, tile scheduler and B's layout
+// (K-major: x @ W^T, "NT"; N-major: "NN", which CUTLASS runs by transposing in registers).
+// docs/tensor-cores.md's configuration table. Build one binary per configuration:
+//   for c in 0 1 2 ...; do nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG \
+//     -I<cutlass>/include -DCFG=$c scripts/tf32_configs.cu -lcublas -o tf32_cfg$c & done
+// (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
+#include <cublas_v2.h>
+#include <cstring>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+
+#include "harness.cuh"
+
+using namespace cute;
+using Row = cutlass::layout::RowMajor;
+using Col = cutlass::layout::ColumnMajor;
+using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using Ping = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+using NoSmem = cutlass::epilogue::NoSmemWarpSpecialized;
+using TmaCoop = cutlass::epilogue::TmaWarpSpecializedCooperative;
+using TmaPing = cutlass::epilogue::TmaWarpSpecialized;
+using SK = cutlass::gemm::StreamKScheduler;
+using DP = cutlass::gemm::PersistentScheduler;
+
+template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB>
+struct Config {
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
+      float, float, float, Row, kAlign, float, Row, kAlign, Epi>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, Row, 4, float, LayoutB, 4, float, Tile, Cluster,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+      Sched>::CollectiveOp;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileSched>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+  static constexpr bool kNN = std::is_same_v<LayoutB, Row>;
+};
+
+#ifndef CFG
+#define CFG 0
+#endif
+// clang-format off
+#if CFG == 0
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 1, Col>; const char* kName = "128x256 2x1 coop nosmem-a1 sk";
+#elif CFG == 1
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Col>; const char* kName = "128x256 2x1 coop nosmem-a4 sk";
+#elif CFG == 2
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Col>; const char* kName = "128x256 2x1 coop tma sk";
+#elif CFG == 3
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, DP, 4, Col>; const char* kName = "128x256 2x1 coop tma dp";
+#elif CFG == 4
+using Cfg = Config<Shape<_256, _128, _32>, Shape<_1, _2, _1>, Coop, TmaCoop, SK, 4, Col>; const char* kName = "256x128 1x2 coop tma sk";
+#elif CFG == 5
+using Cfg = Config<Shape<_128, _128, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Col>; const char* kName = "128x128 2x1 coop tma sk";
+#elif CFG == 6
+using Cfg = Config<Shape<_64, _256, _32>, Shape<_2, _1, _1>, Ping, TmaPing, DP, 4, Col>; const char* kName = "64x256 2x1 ping tma dp";
+#elif CFG == 7
+using Cfg = Config<Shape<_128, _128, _32>, Shape<_2, _1, _1>, Ping, TmaPing, DP, 4, Col>; const char* kName = "128x128 2x1 ping tma dp";
+#elif CFG == 8
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_1, _2, _1>, Coop, TmaCoop, SK, 4, Col>; const char* kName = "128x256 1x2 coop tma sk";
+#elif CFG == 9
+using Cfg = Config<Shape<_128, _128, _32>, Shape<_1, _1, _1>, Coop, NoSmem, DP, 4, Row>; const char* kName = "NN 128x128 1x1 coop nosmem dp";
+#elif CFG == 10
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Row>; const char* kName = "NN 128x256 2x1 coop nosmem sk";
+#elif CFG == 11
+using Cfg = Config<Shape<_64, _128, _32>, Shape<_1, _1, _1>, Ping, NoSmem, DP, 4, Row>; const char* kName = "NN 64x128 1x1 ping nosmem dp";
+#endif
+// clang-format on
+
+template <class S>
+S stride3(int64_t s0, int64_t s1, int64_t s2) {
+  S s{};
+  auto set = [](auto&& slot, int64_t v) {
+    if constexpr (std::is_integral_v<std::remove_reference_t<decltype(slot)>>) slot = v;
+  };
+  set(get<0>(s), s0);
+  set(get<1>(s), s1);
+  set(get<2>(s), s2);
+  return s;
+}
+
+int main() {
+  const int shapes[][3] = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {2048, 4096, 4096},
+                           {2048, 11008, 4096}, {2048, 4096, 11008}, {512, 4096, 4096}, {128, 4096, 4096},
+                           {1024, 5504, 2048}, {1024, 2048, 5504}, {1024, 2048, 2048}, {2048, 5504, 2048},
+                           {2048, 32000, 2048}, {1000, 3001, 999}, {300, 700, 5000}};
+  const size_t maxe = size_t(8192) * 32000;
+  float *a, *b, *d, *ref;
+  CHECK(cudaMalloc(&a, size_t(8192) * 11008 * 4));
+  CHECK(cudaMalloc(&b, maxe * 4));
+  CHECK(cudaMalloc(&d, maxe * 4));
+  CHECK(cudaMalloc(&ref, maxe * 4));
+  std::vector<float> h(maxe);
+  srand(1);
+  for (auto& v : h) v = float(rand()) / RAND_MAX - 0.5f;
+  CHECK(cudaMemcpy(a, h.data(), size_t(8192) * 11008 * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(b, h.data() + 7, maxe * 4 - 28, cudaMemcpyHostToDevice));
+  cublasHandle_t hd;
+  cublasCreate(&hd);
+  cublasSetMathMode(hd, CUBLAS_TF32_TENSOR_OP_MATH);
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  void* ws = nullptr;
+  size_t ws_size = 0;
+  for (auto& s : shapes) {
+    const int M = s[0], N = s[1], K = s[2];
+    const int reps = double(M) * N * K > 1e11 ? 7 : 20;
+    const float one = 1, zero = 0;
+    // Row-major C = A (M x K, row-major) B: column-major C^T = B^T A^T.
+    auto cub = [&] {
+      if (Cfg::kNN)
+        cublasSgemm(hd, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, b, N, a, K, &zero, ref, N);
+      else
+        cublasSgemm(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, a, K, &zero, ref, N);
+    };
+    const float tc = median_ms(cub, reps) * 1000;
+    using Gemm = Cfg::Gemm;
+    using K_ = Cfg::Kernel;
+    cutlass::KernelHardwareInfo hw;
+    hw.device_id = 0;
+    hw.sm_count = sms;
+    const int64_t b_rs = Cfg::kNN ? N : 1, b_cs = Cfg::kNN ? 1 : K;  // B (K x N): element (k, n) at k*b_rs + n*b_cs
+    typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                                  {M, N, K, 1},
+                                  {a, stride3<typename K_::StrideA>(K, 1, int64_t(M) * K), b,
+                                   stride3<typename K_::StrideB>(b_cs, b_rs, int64_t(N) * K)},
+                                  {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(N, 1, int64_t(M) * N), d,
+                                   stride3<typename K_::StrideD>(N, 1, int64_t(M) * N)},
+                                  hw};
+    Gemm gemm;
+    if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
+      printf("%-32s %5d x %5d x %5d  cannot implement\n", kName, M, N, K);
+      continue;
+    }
+    const size_t need = Gemm::get_workspace_size(args);
+    if (need > ws_size) {
+      if (ws) CHECK(cudaFree(ws));
+      CHECK(cudaMalloc(&ws, need));
+      ws_size = need;
+    }
+    auto run = [&] {
+      gemm.initialize(args, ws);
+      gemm.run();
+    };
+    CHECK(cudaMemset(d, 0, size_t(M) * N * 4));
+    run();
+    CHECK(cudaDeviceSynchronize());
+    cub();
+    CHECK(cudaDeviceSynchronize());
+    const double err = relative_error(d, ref, size_t(M) * N);
+    const float t = median_ms(run, reps) * 1000;
+    const float tc2 = median_ms(cub, reps) * 1000;
+    const float tcub = std::min(tc, tc2);
+    printf("%-32s %5d x %5d x %5d %s  cutlass %8.1f us  cublas %8.1f us  ratio %.3f  err %.1e\n", kName, M, N, K,
+           Cfg::kNN ? "NN" : "NT", t, tcub, tcub / t, err);
+    fflush(stdout);
+  }
+  return 0;
+}
