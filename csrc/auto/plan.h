@@ -292,7 +292,7 @@ struct TensorCoreModel {
   double exact_launch_us; // exact kernels: fixed cost
   double exact_flops_per_us;
 };
-inline constexpr TensorCoreModel kTensorCoreModel{10.96, 12.66, 0.02211, 2.5e6, 9.883, 3.342e7};
+inline constexpr TensorCoreModel kTensorCoreModel{10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7};
 inline constexpr double kTensorCoreMargin = 1.25;
 // What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz.
 inline constexpr int64_t kTensorCoreModelSms = 132;
