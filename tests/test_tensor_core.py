@@ -15,7 +15,7 @@ import gemmtiles
 from gemmtiles import _ops
 from gemmtiles._tiers import BY_NAME
 from gemmtiles.bench import cublas_matmul
-from gemmtiles.testing import CUDA, accuracy_operands, relative_error
+from gemmtiles.testing import CUDA, accuracy_operands, assert_gemm_close, kernels_run, relative_error
 
 
 def _unavailable(tier):
@@ -118,6 +118,29 @@ def test_auto_under_high_within_2x_cublas_tf32(m, n, k, layout):
     finally:
         torch.set_float32_matmul_precision(previous)
     assert ours <= 2 * relative_error(cublas_matmul(a, b, tf32=True), a, b)
+
+
+def _tf32_gemm_kernel(m, n, k):
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda").t()
+    out = []
+    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32")))
+    assert_gemm_close(out[0], a, b, precision="tf32")
+    gemms = [name for name in names if "cutlass" in name]
+    assert len(gemms) == 1, names
+    return gemms[0]
+
+
+@needs("tf32")
+def test_tf32_runs_the_tile_its_model_picks():
+    """csrc/auto/plan.h's tf32_tile: 128 x 128 tiles on 1024 x 2048 x 2048 (64 tiles of
+    128 x 256, under half a wave, against 128 of 128 x 128 in one; test_tensor_core_model.py
+    has the counts), 128 x 256 on 2048^3 and 4096^3; clusters along M and output through TMA
+    on all three, so the tile alone tells the kernels apart."""
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the tile counts are an H100 SXM's (132 SMs)")
+    small, large = _tf32_gemm_kernel(1024, 2048, 2048), _tf32_gemm_kernel(2048, 2048, 2048)
+    assert small != large
+    assert _tf32_gemm_kernel(4096, 4096, 4096) == large
 
 
 @needs("tf32x3")

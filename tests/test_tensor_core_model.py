@@ -130,25 +130,43 @@ def test_check_chooses_as_auto_plans():
 
 def test_the_work_is_what_the_kernels_move():
     # x @ W^T, aligned: tf32 reads both in place and writes the output once. 128 rows make
-    # one row of 16 tiles, on clusters of two along N (along M, half the blocks would have no
-    # rows): fewer tiles than half the SMs, so stream-K shares their 16 x 128 k iterations of
-    # 32 between 132 units (16 each, ceil(2048 / 132)); up to 10 units share a tile (8.25 each,
-    # straddling), and the 9 additions of partial tiles after the first count 2 x 128 KB
-    # against a k iteration's 48 KB of operands.
-    fixup = 32 * (2 * 128 * 256) / ((128 + 256) * 32)
+    # one row of tiles, on clusters of two along N (along M, half the blocks would have no
+    # rows): fewer tiles than half the SMs, so stream-K shares their k iterations of 32
+    # between 132 units, and the additions of partial tiles after the first on each tile count
+    # 2 x the tile's bytes against a k iteration's operands. On 128 x 256 tiles: 16 tiles,
+    # 16 x 128 iterations, 16 a unit (ceil(2048 / 132)), up to 10 units on a tile (8.25 each,
+    # straddling): 16 x 32 + 9 x 170.7 = 2048 steps. On 128 x 128 tiles: 32 tiles, 32 a unit,
+    # up to 6 on a tile: 32 x 32 + 5 x 128 steps of the smaller tile, 0.64 of the larger's,
+    # 1065: under 0.9 x 2048, so tf32 runs 128 x 128.
+    fixup_128x128 = 32 * (2 * 128 * 128) / ((128 + 128) * 32)
+    small = 0.64 * (32 * 32 + 5 * fixup_128x128)
     out = 4 * 128 * 4096
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
-        pytest.approx((16 * 32 + 9 * fixup, out))
+        pytest.approx((small, out))
     # x @ W: B is packed K-major (read 4 bytes, write 4); tf32x3 splits both and runs three K
-    # on whole waves (data-parallel, clusters along M: 2 x 16 tiles).
+    # on whole waves (data-parallel, 128 x 256 tiles, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132) == \
-        pytest.approx((16 * 32 + 9 * fixup, 8 * 4096 * 4096 + out))
+        pytest.approx((small, 8 * 4096 * 4096 + out))
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
         (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out)
-    # One whole wave (12 x 11 tiles), a last wave at least half full (10 x 20 tiles: 2 waves) and
-    # tiles of at most 8 k iterations (K 256) run data-parallel.
-    for m, n, k, waves in ((1536, 2816, 4096, 1), (1280, 5120, 4096, 2), (128, 4096, 256, 1)):
-        assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132) == (waves * k, 4 * m * n)
+    # 1024 x 5504 x 2048: 8 x 22 = 176 tiles of 128 x 256, a wave and a third: all of them
+    # shared between 132 units (86 k iterations a unit, two to a tile at most), 2923 steps; on
+    # 128 x 128 tiles, 344 tiles in three waves: 3 x 2048 x 0.64 = 3932. tf32 runs 128 x 256.
+    fixup = 32 * (2 * 128 * 256) / ((128 + 256) * 32)
+    assert _C.tensor_core_work(1024, 5504, 2048, 1, "tf32", True, True, True, True, 132)[0] == \
+        pytest.approx(86 * 32 + fixup)
+    # 1024 x 2048 x 2048: 64 tiles of 128 x 256 (32 x 32 + 3 x 170.7 = 1536 steps) against 128
+    # of 128 x 128 in one wave (0.64 x 2048 = 1311, under 0.9 x 1536): tf32 runs 128 x 128
+    # (test_tensor_core.py checks the kernel).
+    assert _C.tensor_core_work(1024, 2048, 2048, 1, "tf32", True, True, True, True, 132)[0] == \
+        pytest.approx(0.64 * 2048)
+    # One whole wave (12 x 11 tiles), a last wave at least half full (10 x 20 tiles: 2 waves;
+    # 128 x 128 tiles would run 3 waves and a stream-K share, 0.98 of these steps: within the
+    # margin) and tiles of at most 8 k iterations (K 256: one wave either way, so 128 x 128 at
+    # 0.64 of the steps) run data-parallel.
+    for m, n, k, steps in ((1536, 2816, 4096, 4096), (1280, 5120, 4096, 2 * 4096), (128, 4096, 256, 0.64 * 256)):
+        assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132) == \
+            pytest.approx((steps, 4 * m * n))
     # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
     # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
     k_steps, by = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)

@@ -1,5 +1,5 @@
 // The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
-// collectives: wgmma on 128x256 output tiles, fed by TMA through a multi-stage
+// collectives: wgmma on 128x256 output tiles (tf32: or 128x128), fed by TMA through a multi-stage
 // shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
 // run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
@@ -21,6 +21,7 @@
 // with 16-byte aligned rows through shared memory by TMA, and any other in place from the
 // accumulators, a float at a time.
 #include <algorithm>
+#include <iterator>
 #include <climits>
 #include <cstdlib>
 #include <cstdint>
@@ -137,8 +138,9 @@ using cute::_256;
 // 16-byte aligned); tf32x3's outputs are 16-byte aligned (run_with_output). Both on 128 x 256
 // tiles.
 using Tile128x256 = cute::Shape<_128, _256, _32>;
-template <class Cluster, Output kOutput>
-using Tf32Tile = Tf32Config<Tile128x256, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, kOutput>;
+using Tile128x128 = cute::Shape<_128, _128, _32>;
+template <class Tile, class Cluster, Output kOutput>
+using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, kOutput>;
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
 
@@ -224,19 +226,30 @@ void run_gemm(const Aligned& g) {
 }
 
 // The fastest configurations of those measured (docs/tensor-cores.md; scripts/tf32_configs.cu
-// times them against cuBLAS): tf32 on 128x256 tiles (faster than 256x128, and than 128x128
-// from 2048 rows), its output through TMA where aligned, stream-K where waves leave SMs idle,
-// on clusters of two blocks along M, or along N where that rounds fewer tiles up to the
-// cluster (tf32_clusters_along_n in auto/plan.h, whose model counts the same); tf32x3 on
+// times them against cuBLAS): tf32 on 128x256 tiles (faster than 256x128), or 128x128 where
+// those leave the SMs less to do (tf32_tile in auto/plan.h, whose model counts the same: a
+// product of about a wave of 128x256 tiles or fewer), its output through TMA where aligned,
+// stream-K where waves leave SMs idle, on clusters of two blocks along M, or along N where
+// that rounds fewer tiles up to the cluster (tf32_clusters_along_n); tf32x3 on
 // 128x256 with the correction sections unpromoted on whole 64x256 wgmmas, then A_hi·B_hi
 // promoted every K slice in 64-column chunks (well ahead of cuBLAS's fp32; faster than every
 // slice promoted, which beat CUTLASS's promoted mainloop on 128x128 tiles, 2x2 / 1x2 / 4x1
 // clusters or 128x192 tiles slower still; the whole 128x256 tile promoted at once spills).
 static_assert(kTensorCoreTileM == 128 && kTensorCoreTileN == 256, "auto/plan.h's model counts these tiles");
+static_assert(std::size(kTf32Tiles) == 2 && kTf32Tiles[0].m == 128 && kTf32Tiles[0].n == 256 &&
+                  kTf32Tiles[1].m == 128 && kTf32Tiles[1].n == 128,
+              "run_tf32 runs the tiles that auto/plan.h's tf32_tile picks from");
+template <class Tile, Output kOutput>
+void run_tf32_on_tile(const Aligned& g, bool along_n) {
+  if (along_n) return run_gemm<Tf32Tile<Tile, cute::Shape<_1, _2, _1>, kOutput>>(g);
+  run_gemm<Tf32Tile<Tile, cute::Shape<_2, _1, _1>, kOutput>>(g);
+}
 template <Output kOutput>
 void run_tf32(const Aligned& g) {
-  if (tf32_clusters_along_n(g.M, g.N)) return run_gemm<Tf32Tile<cute::Shape<_1, _2, _1>, kOutput>>(g);
-  run_gemm<Tf32Tile<cute::Shape<_2, _1, _1>, kOutput>>(g);
+  const TensorCoreTile& t = tf32_tile(g.M, g.N, g.K, g.batch, multiprocessors(c10::cuda::current_device()));
+  const bool along_n = tf32_clusters_along_n(g.M, g.N, t);
+  if (t.n == 128) return run_tf32_on_tile<Tile128x128, kOutput>(g, along_n);
+  run_tf32_on_tile<Tile128x256, kOutput>(g, along_n);
 }
 void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Tile>(g); }
 
