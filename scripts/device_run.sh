@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-logs}
 LOGS=$(mktemp -d)
 mkdir -p "$OUT"
-trap 'tar -czf "$OUT/logs.tgz" -C "$LOGS" .' EXIT
+# A second call in one command keeps the first's archive: logs-2.tgz, logs-3.tgz, ...
+archive=$OUT/logs.tgz
+n=2
+while [ -e "$archive" ]; do archive=$OUT/logs-$n.tgz; n=$((n + 1)); done
+trap 'tar -czf "$archive" -C "$LOGS" .' EXIT
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
