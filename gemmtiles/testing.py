@@ -123,22 +123,35 @@ def tolerance(tier, rtol, atol):
     return {"rtol": rtol, "atol": atol}
 
 
+def _seeded_operands(m, n, k, seed, scale, layout, device):
+    """a (m x k) and b (k x n) from a seeded float64 normal draw, rows and columns of both
+    scaled by scale(size, generator) unless it is None, rounded to float32; layout NT: b
+    column-major (nn.Linear's W^T)."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g, dtype=torch.float64)
+    b = torch.randn(k, n, generator=g, dtype=torch.float64)
+    if scale is not None:
+        a = a * scale(m, g)[:, None] * scale(k, g)[None, :]
+        b = b * scale(k, g)[:, None] * scale(n, g)[None, :]
+    a, b = a.float().to(device), b.float().to(device)
+    return a, (b.T.contiguous().T if layout == "NT" else b)
+
+
 def accuracy_operands(m, n, k, wide, seed, layout="NN", device="cuda"):
     """a (m x k) and b (k x n) from a seeded float64 normal draw, rounded to float32; wide:
     rows and columns of both scaled by 10^[-4, 4] (products span 1e-16 .. 1e16); layout NT:
     b column-major (nn.Linear's W^T)."""
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g, dtype=torch.float64)
-    b = torch.randn(k, n, generator=g, dtype=torch.float64)
-    if wide:
-        def scale(size):
-            return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
-        a = a * scale(m)[:, None] * scale(k)[None, :]
-        b = b * scale(k)[:, None] * scale(n)[None, :]
-    a, b = a.float().to(device), b.float().to(device)
-    if layout == "NT":
-        b = b.T.contiguous().T
-    return a, b
+    def scale(size, g):
+        return 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 8 - 4)
+    return _seeded_operands(m, n, k, seed, scale if wide else None, layout, device)
+
+
+def log_normal_operands(m, n, k, wide, seed, layout="NN", device="cuda"):
+    """As accuracy_operands, wide meaning rows and columns scaled by exp(2 N(0, 1)): the
+    precision issue's rule for tf32x3's error (tests/test_tensor_core.py)."""
+    def scale(size, g):
+        return torch.exp(2 * torch.randn(size, generator=g, dtype=torch.float64))
+    return _seeded_operands(m, n, k, seed, scale if wide else None, layout, device)
 
 
 def relative_error(out, a, b):

@@ -11,7 +11,8 @@ multiply-adds. Runs on the CPU in seconds:
 from __future__ import annotations
 
 import numpy as np
-import torch
+
+from gemmtiles.testing import log_normal_operands
 
 
 def round_tf32(x: np.ndarray) -> np.ndarray:
@@ -24,19 +25,6 @@ def round_tf32(x: np.ndarray) -> np.ndarray:
 def split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hi = round_tf32(x)
     return hi, round_tf32((x - hi).astype(np.float32))
-
-
-def operands(m: int, n: int, k: int, wide: bool, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The depth test's operands (_log_normal_operands in tests/test_tensor_core.py)."""
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g, dtype=torch.float64)
-    b = torch.randn(k, n, generator=g, dtype=torch.float64)
-    if wide:
-        def scale(size):
-            return torch.exp(2 * torch.randn(size, generator=g, dtype=torch.float64))
-        a = a * scale(m)[:, None] * scale(k)[None, :]
-        b = b * scale(k)[:, None] * scale(n)[None, :]
-    return a.float().numpy(), b.float().numpy()
 
 
 def fma_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -62,7 +50,7 @@ def main() -> int:
     print("K      inputs  float32 err  bound      3 terms / bound  with lo·lo / bound")
     for k in (1, 3, 7, 16, 100, 1000):
         for wide in (False, True):
-            a, b = operands(33, 65, k, wide, seed=k + wide)
+            a, b = (x.numpy() for x in log_normal_operands(33, 65, k, wide, seed=k + wide, device="cpu"))
             exact = a.astype(np.float64) @ b.astype(np.float64)
             ref = np.abs(fma_product(a, b) - exact).max()
             top = np.float32(np.abs(exact).max())

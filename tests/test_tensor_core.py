@@ -15,7 +15,8 @@ import gemmtiles
 from gemmtiles import _ops
 from gemmtiles._tiers import BY_NAME
 from gemmtiles.bench import cublas_matmul
-from gemmtiles.testing import CUDA, accuracy_operands, assert_gemm_close, kernels_run, relative_error
+from gemmtiles.testing import (CUDA, accuracy_operands, assert_gemm_close, kernels_run, log_normal_operands,
+                               relative_error)
 
 
 def _unavailable(tier):
@@ -44,21 +45,6 @@ def test_error_within_2x_its_cublas_reference(tier, reference, m, n, k, layout, 
     ours = relative_error(gemmtiles.sgemm(a, b, tier=tier), a, b)
     theirs = relative_error(cublas_matmul(a, b, tf32=reference == "cuBLAS TF32"), a, b)
     assert ours <= 2 * theirs, f"{tier} error {ours:.3g} vs {reference} {theirs:.3g}"
-
-
-def _log_normal_operands(m, n, k, wide, seed, layout):
-    """a and b from a seeded float64 normal draw, rounded to float32; wide: rows and columns
-    of both scaled by exp(2 N(0, 1)), as the precision issue's rule states it."""
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g, dtype=torch.float64)
-    b = torch.randn(k, n, generator=g, dtype=torch.float64)
-    if wide:
-        def scale(size):
-            return torch.exp(2 * torch.randn(size, generator=g, dtype=torch.float64))
-        a = a * scale(m)[:, None] * scale(k)[None, :]
-        b = b * scale(k)[:, None] * scale(n)[None, :]
-    a, b = a.float().cuda(), b.float().cuda()
-    return a, (b.T.contiguous().T if layout == "NT" else b)
 
 
 def _ulp(x: float) -> float:
@@ -90,7 +76,7 @@ def test_tf32x3_error_at_every_depth(k, layout, wide):
     the largest |C|, K from 1 to 16384, on normal inputs and on rows and columns scaled by
     exp(2 N(0, 1))."""
     m, n = (33, 65) if k < 4097 else (64, 48)
-    a, b = _log_normal_operands(m, n, k, wide, seed=k + wide, layout=layout)
+    a, b = log_normal_operands(m, n, k, wide, seed=k + wide, layout=layout)
     exact = a.double() @ b.double()
     ours = (gemmtiles.sgemm(a, b, tier="tf32x3").double() - exact).abs().max().item()
     theirs = (cublas_matmul(a, b, tf32=False).double() - exact).abs().max().item()
