@@ -130,7 +130,7 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         if n is not None and _C.async_tile_ok(m, n, True, True, b_kmajor, b_vec):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
     # The rows auto's skinny kernels take (skinny_max_m in csrc/auto/plan.h).
-    if m <= _C.skinny_max_m(b_kmajor, b_vec):
+    if m <= _C.skinny_max_m(b_kmajor):
         out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)

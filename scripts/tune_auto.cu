@@ -115,7 +115,7 @@ void run_shape(cublasHandle_t handle, int64_t M, int64_t N, int64_t K, bool b_km
   // 128 x 128 tiles: the 128x256 line with 1 split is the first of them.
   if (plan.kernel != AutoKernel::kWarptile) try_plan("auto", c, plan, chosen);
   // The skinny kernel on the heuristic's split count, against the tiles.
-  if (M <= skinny_max_m(b_kmajor, b_vec))
+  if (M <= skinny_max_m(b_kmajor))
     try_plan("skinny", c, skinny_plan(M, N, K, 1, b_kmajor, b_vec, 132), r);
   try_tiles("32x128", 32, 128, c, r);
   try_tiles("64x128", 64, 128, c, r);  // the pipelined kernel where it takes the operands

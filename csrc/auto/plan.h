@@ -92,7 +92,7 @@ inline constexpr int64_t kSkinnyKMajorMaxM = 16;
 // Row-major B: the kernel whose warps split a block's K takes up to 16 rows (float4s: one
 // block per SM past 8, 64 accumulators a thread).
 inline constexpr int64_t kSkinnySplitMaxM = 16;
-inline constexpr int64_t skinny_max_m(bool b_kmajor, bool /*b_vec*/) {
+inline constexpr int64_t skinny_max_m(bool b_kmajor) {
   return b_kmajor ? kSkinnyKMajorMaxM : kSkinnySplitMaxM;
 }
 
@@ -611,7 +611,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       }
     }
   }
-  if (M <= skinny_max_m(b_kmajor, b_vec)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
+  if (M <= skinny_max_m(b_kmajor)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   // A column-major B of one product may be copied row-major first (kCutlassBCopied).
   for (const bool copied : {false, true}) {
     if (copied && !(batch == 1 && b_kmajor && transpose_fits(N, K))) break;
@@ -690,13 +690,13 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
                              K, e->splits);
-    if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor, b_vec))
+    if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
       return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)
     return exact_pick ? *exact_pick : exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
-  if (M > skinny_max_m(b_kmajor, b_vec)) {
+  if (M > skinny_max_m(b_kmajor)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
     // kSplitTileMaxM rows, the 128-row one for any (the pipelined 128 x 128 tile where the
     // operands allow it; else warptile's 128 x 256, for row-major A and up to kSplitTileMaxM
@@ -758,7 +758,7 @@ inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
   return plan;
 }
 
-// The skinny kernel for M <= skinny_max_m(b_kmajor, b_vec) rows; splits 0: the kernel's own
+// The skinny kernel for M <= skinny_max_m(b_kmajor) rows; splits 0: the kernel's own
 // (row-major B: its blocks along K fill the SMs' waves; column-major B: its blocks fill them
 // at most once).
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,

@@ -278,12 +278,12 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
   return PyBool_FromLong(gemmtiles::async_tile_ok(M, N, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0));
 }
 
-// gemmtiles._C.skinny_max_m(b_kmajor, b_vec) -> the most rows auto's skinny kernels take for
-// such a B (auto/plan.h), so that the tuner offers them exactly where auto can run them.
+// gemmtiles._C.skinny_max_m(b_kmajor) -> the most rows auto's skinny kernels take for such a
+// B (auto/plan.h), so that the tuner offers them exactly where auto can run them.
 PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
-  int b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "pp", &b_kmajor, &b_vec)) return nullptr;
-  return PyLong_FromLongLong(gemmtiles::skinny_max_m(b_kmajor != 0, b_vec != 0));
+  int b_kmajor;
+  if (!PyArg_ParseTuple(args, "p", &b_kmajor)) return nullptr;
+  return PyLong_FromLongLong(gemmtiles::skinny_max_m(b_kmajor != 0));
 }
 
 // gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None) ->
@@ -588,7 +588,7 @@ PyMethodDef methods[] = {
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
      "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
-     "skinny_max_m(b_kmajor, b_vec): the most rows auto's skinny kernels take for such a B."},
+     "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
     {"auto_table_file", py_auto_table_file, METH_VARARGS, "auto_table_file(gpu_name): the file name of its tuned table."},
     {"set_auto_table_dirs", py_set_auto_table_dirs, METH_VARARGS,
