@@ -6,9 +6,10 @@ sample. ``python -m gemmtiles.tune --fit-tensor-cores`` measures and fits on the
 The model, in microseconds:
 
 - tensor cores: ``launch + k_steps * wave_k + bytes / bytes_per_us``, where k_steps are those
-  of 128 x 256 output tiles that the busiest SM runs (``tf32``: CUTLASS's stream-K schedule,
-  which shares a short last wave's k iterations between the SMs; ``tf32x3``: whole waves of
-  tiles, over three K; the chain of stream-K's partial-tile additions on a shared tile is
+  the busiest SM runs, in 128 x 256 output tiles' steps (``tf32``: on 128 x 256 tiles, or
+  128 x 128 where those count clearly fewer, on CUTLASS's stream-K schedule, which shares a
+  short last wave's k iterations between the SMs; ``tf32x3``: 128 x 256 tiles in whole
+  waves, over three K; the chain of stream-K's partial-tile additions on a shared tile is
   counted in k steps too), and bytes are the pack and output-copy passes' (``tf32`` packs an
   operand it cannot read in place and writes any output in place; ``tf32x3`` splits both
   and copies an output of unaligned rows);

@@ -118,7 +118,7 @@ def _tf32_gemm_kernel(m, n, k):
 
 @needs("tf32")
 def test_tf32_runs_the_tile_its_model_picks():
-    """csrc/auto/plan.h's tf32_tile: 128 x 128 tiles on 1024 x 2048 x 2048 (64 tiles of
+    """csrc/auto/plan.h's tf32_tiling: 128 x 128 tiles on 1024 x 2048 x 2048 (64 tiles of
     128 x 256, under half a wave, against 128 of 128 x 128 in one; test_tensor_core_model.py
     has the counts), 128 x 256 on 2048^3 and 4096^3; clusters along M and output through TMA
     on all three, so the tile alone tells the kernels apart."""

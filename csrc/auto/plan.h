@@ -274,7 +274,7 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 // where the precision settings allow them (core/precision.h). A model of both times:
 //   tensor cores: a launch, the k steps of output tiles that the busiest SM runs, in those of
 //     a 128 x 256 tile (tf32 on a stream-K schedule, on 128 x 256 or 128 x 128 tiles, whichever
-//     has the fewer; tf32x3 on 128 x 256 by waves of tiles, over three K: its operands are
+//     has clearly the fewer; tf32x3 on 128 x 256 by waves of tiles, over three K: its operands are
 //     split into hi and lo parts), and the bytes of the passes around the kernel: an operand
 //     is packed (read once, written K-major) unless the kernel reads it in place (K-major,
 //     16-byte aligned, K a multiple of 4; tf32x3 splits both always, writing two parts), and
@@ -314,21 +314,32 @@ inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
 
 // An output tile of the tensor-core kernels: rows, columns, and the time of its k step (one
 // column of K) relative to a 128 x 256 tile's. tf32 runs 128 x 256 tiles, or 128 x 128 where
-// the busiest SM has clearly less to do on them (tf32_tile); tf32x3 runs 128 x 256. A 128 x 128 tile does
-// half the math of a k step at 0.64 of the time (its operands per multiply-add a third
-// heavier): full waves of both on the H100, scripts/tf32_configs.cu (docs/tensor-cores.md).
+// the busiest SM has clearly less to do on them (tf32_tiling); tf32x3 runs 128 x 256. A
+// 128 x 128 tile does half the math of a k step at 0.64 of the time (its operands per
+// multiply-add a third heavier): full waves of both on the H100, scripts/tf32_configs.cu
+// (docs/tensor-cores.md).
 struct TensorCoreTile {
   int64_t m, n;
   double step;
 };
 inline constexpr TensorCoreTile kTf32Tiles[] = {{kTensorCoreTileM, kTensorCoreTileN, 1.0}, {128, 128, 0.64}};
 
+// Clusters of two blocks round a product's tiles t up to an even count along their direction:
+// its tiles along M and along N, so rounded.
+struct ClusterTiles {
+  int64_t along_m, along_n;
+};
+inline ClusterTiles cluster_tiles(int64_t M, int64_t N, const TensorCoreTile& t) {
+  const int64_t tm = ceil_div64(M, t.m), tn = ceil_div64(N, t.n);
+  return {(tm + tm % 2) * tn, tm * (tn + tn % 2)};
+}
+
 // Whether tf32 runs its clusters of two blocks along N (run_tf32, wgmma_sm90a.cu): where that
 // rounds fewer tiles up to the cluster than along M (a product of one row of tiles, along M,
 // would leave half the blocks without rows). tf32x3's run along M.
 inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t) {
-  const int64_t tm = ceil_div64(M, t.m), tn = ceil_div64(N, t.n);
-  return tm * (tn + tn % 2) < (tm + tm % 2) * tn;
+  const ClusterTiles c = cluster_tiles(M, N, t);
+  return c.along_n < c.along_m;
 }
 
 // tf32's schedule (CUTLASS's stream-K scheduler with its heuristic decomposition, on clusters
@@ -342,7 +353,8 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
 // iteration, and the chain of them is counted as k steps at that ratio.
 inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t) {
   constexpr int64_t kCluster = 2, kSlice = 32, kMinSlices = 8;
-  const double fixup_steps = kSlice * (2.0 * double(t.m * t.n)) / double((t.m + t.n) * kSlice);
+  // A partial tile in and out, 2 m n floats, against a k step's m + n.
+  const double fixup_steps = 2.0 * double(t.m * t.n) / double(t.m + t.n);
   const int64_t wave = std::max<int64_t>(kCluster, sms / kCluster * kCluster);
   const int64_t slices = ceil_div64(K, kSlice);
   const int64_t full = tiles / wave, total = ceil_div64(tiles, wave), tail = tiles - full * wave;
@@ -362,27 +374,31 @@ inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const Tensor
 // tf32's k steps on tiles t, in 128 x 256 tiles' steps: batch products' tiles, rounded up to
 // the clusters along their direction, on the stream-K schedule.
 inline double tf32_k_steps(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t sms, const TensorCoreTile& t) {
-  const int64_t tm = ceil_div64(M, t.m), tn = ceil_div64(N, t.n);
-  const int64_t tiles = batch * (tf32_clusters_along_n(M, N, t) ? tm * (tn + tn % 2) : (tm + tm % 2) * tn);
-  return t.step * stream_k_steps(tiles, K, sms, t);
+  const ClusterTiles c = cluster_tiles(M, N, t);
+  return t.step * stream_k_steps(batch * std::min(c.along_m, c.along_n), K, sms, t);
 }
 
-// The tile tf32 runs (wgmma_sm90a.cu): 128 x 128 where its busiest SM has fewer steps than
-// kTf32TileMargin times those on 128 x 256, else 128 x 256. The margin: stream-K's share of a
-// product runs longer than stream_k_steps counts (by up to a quarter on the products of
-// docs/tensor-cores.md), so near a tie the larger tile, whose math is the more efficient,
-// stays.
+// The tile tf32 runs (wgmma_sm90a.cu) and its k steps: 128 x 128 where its busiest SM has
+// fewer steps than kTf32TileMargin times those on 128 x 256, else 128 x 256. The margin:
+// stream-K's share of a product runs longer than stream_k_steps counts (by up to a quarter on
+// the products of docs/tensor-cores.md), so near a tie the larger tile, whose math is the
+// more efficient, stays.
 inline constexpr double kTf32TileMargin = 0.9;
-inline const TensorCoreTile& tf32_tile(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t sms) {
+struct Tf32Tiling {
+  const TensorCoreTile* tile;
+  double k_steps;
+};
+inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t sms) {
   const double large = tf32_k_steps(M, N, K, batch, sms, kTf32Tiles[0]);
   const double small = tf32_k_steps(M, N, K, batch, sms, kTf32Tiles[1]);
-  return small < kTf32TileMargin * large ? kTf32Tiles[1] : kTf32Tiles[0];
+  if (small < kTf32TileMargin * large) return {&kTf32Tiles[1], small};
+  return {&kTf32Tiles[0], large};
 }
 
 // The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
-// taken to have a B per entry): k steps of its busiest SM (tf32: tf32_k_steps on the tiles of
-// tf32_tile; tf32x3: the waves of its tiles, data-parallel, over three K), and the bytes of
-// the passes around the kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
+// taken to have a B per entry): k steps of its busiest SM (tf32: tf32_tiling's; tf32x3: the
+// waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
+// kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
 // K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4; tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
@@ -394,11 +410,10 @@ struct TensorCoreWork {
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
                                        bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
   const bool x3 = math == TensorCoreMath::kTf32x3;
-  // Clusters of two blocks round the tiles along their direction up to an even count
-  // (tf32x3's along M).
-  const int64_t tm = ceil_div64(M, kTensorCoreTileM), tn = ceil_div64(N, kTensorCoreTileN);
-  const double k_steps = x3 ? double(ceil_div64(batch * (tm + tm % 2) * tn, std::max<int64_t>(1, sms))) * double(3 * K)
-                            : tf32_k_steps(M, N, K, batch, sms, tf32_tile(M, N, K, batch, sms));
+  // tf32x3's clusters run along M.
+  const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
+  const double k_steps = x3 ? double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K)
+                            : tf32_tiling(M, N, K, batch, sms).k_steps;
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;

@@ -1,7 +1,7 @@
 // The tensor-core tiers on Hopper (sm_90a). Both run one GEMM kernel of CUTLASS's SM90
-// collectives: wgmma on 128x256 output tiles (tf32: or 128x128), fed by TMA through a multi-stage
-// shared-memory pipeline, a producer warp issuing the loads while two consumer warpgroups
-// run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
+// collectives: wgmma on 128x256 output tiles (tf32: or 128x128), fed by TMA through a
+// multi-stage shared-memory pipeline, a producer warp issuing the loads while two consumer
+// warpgroups run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
 // B (nn.Linear's x @ W^T as it is); other layouts are repacked K-major by the pack pass.
 //
@@ -135,8 +135,8 @@ using cute::_256;
 // summed through a workspace in a fixed order (the same bits every run). tf32x3's mainloop
 // promotes by K slice from the first and keeps one block per tile (the persistent
 // data-parallel scheduler). tf32 writes any output in place (through TMA where its rows are
-// 16-byte aligned); tf32x3's outputs are 16-byte aligned (run_with_output). Both on 128 x 256
-// tiles.
+// 16-byte aligned); tf32x3's outputs are 16-byte aligned (run_with_output). tf32x3 on
+// 128 x 256 tiles, tf32 on those of tf32_tiling (auto/plan.h).
 using Tile128x256 = cute::Shape<_128, _256, _32>;
 using Tile128x128 = cute::Shape<_128, _128, _32>;
 template <class Tile, class Cluster, Output kOutput>
@@ -227,7 +227,7 @@ void run_gemm(const Aligned& g) {
 
 // The fastest configurations of those measured (docs/tensor-cores.md; scripts/tf32_configs.cu
 // times them against cuBLAS): tf32 on 128x256 tiles (faster than 256x128), or 128x128 where
-// those leave the SMs less to do (tf32_tile in auto/plan.h, whose model counts the same: a
+// those leave the SMs less to do (tf32_tiling in auto/plan.h, whose model counts the same: a
 // product of about a wave of 128x256 tiles or fewer), its output through TMA where aligned,
 // stream-K where waves leave SMs idle, on clusters of two blocks along M, or along N where
 // that rounds fewer tiles up to the cluster (tf32_clusters_along_n); tf32x3 on
@@ -238,7 +238,7 @@ void run_gemm(const Aligned& g) {
 static_assert(kTensorCoreTileM == 128 && kTensorCoreTileN == 256, "auto/plan.h's model counts these tiles");
 static_assert(std::size(kTf32Tiles) == 2 && kTf32Tiles[0].m == 128 && kTf32Tiles[0].n == 256 &&
                   kTf32Tiles[1].m == 128 && kTf32Tiles[1].n == 128,
-              "run_tf32 runs the tiles that auto/plan.h's tf32_tile picks from");
+              "run_tf32 runs the tiles that auto/plan.h's tf32_tiling picks from");
 template <class Tile, Output kOutput>
 void run_tf32_on_tile(const Aligned& g, bool along_n) {
   if (along_n) return run_gemm<Tf32Tile<Tile, cute::Shape<_1, _2, _1>, kOutput>>(g);
@@ -246,7 +246,7 @@ void run_tf32_on_tile(const Aligned& g, bool along_n) {
 }
 template <Output kOutput>
 void run_tf32(const Aligned& g) {
-  const TensorCoreTile& t = tf32_tile(g.M, g.N, g.K, g.batch, multiprocessors(c10::cuda::current_device()));
+  const TensorCoreTile& t = *tf32_tiling(g.M, g.N, g.K, g.batch, multiprocessors(c10::cuda::current_device())).tile;
   const bool along_n = tf32_clusters_along_n(g.M, g.N, t);
   if (t.n == 128) return run_tf32_on_tile<Tile128x128, kOutput>(g, along_n);
   run_tf32_on_tile<Tile128x256, kOutput>(g, along_n);
@@ -489,8 +489,6 @@ void run_tf32_on(const Aligned& g, const GemmProblem& p) {
   if (tma_writable_out(p)) return run_with_output(g, c_view(p), p, run_tf32<Output::kTma>, true);
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
 }
-
-
 
 }  // namespace
 
