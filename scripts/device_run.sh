@@ -2,6 +2,7 @@
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
 #   steps: tests quick cands sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   (quick: pytest on PYTEST_ARGS, default tests/test_auto.py, and -k "$PYTEST_K" if set)
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
 cd "$(dirname "$0")/.."
@@ -32,7 +33,8 @@ for step in "$@"; do
         >"$LOGS/tests.log" 2>&1
       tail -15 "$LOGS/tests.log" ;;
     quick)
-      python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} >"$LOGS/quick.log" 2>&1
+      python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} ${PYTEST_K:+-k "$PYTEST_K"} \
+        >"$LOGS/quick.log" 2>&1
       tail -15 "$LOGS/quick.log" ;;
     sets-*)  # sets-PRECISION: the transformer and model sets, auto against cuBLAS
       python3 -m gemmtiles.bench --shapes transformer,model --tiers auto --precision "${step#sets-}" \

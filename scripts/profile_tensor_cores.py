@@ -1,5 +1,6 @@
 """The tensor-core tiers against cuBLAS TF32, kernel by kernel (torch's profiler): for a few
-shapes in NN (B N-major: tf32 packs it) and NT (x @ W^T: read in place) layouts, the GPU time
+shapes in NN (B N-major: tf32 reads it in place or packs it, whichever its model finds cheaper)
+and NT (x @ W^T: read in place) layouts, the GPU time
 of each kernel of one call, the median call of five, and the largest error against float64.
 
     python scripts/profile_tensor_cores.py        # docs/tensor-cores.md's speed table
@@ -12,7 +13,8 @@ import torch
 import gemmtiles
 from profile_small import kernels
 
-SHAPES = [(128, 4096, 4096), (512, 4096, 4096), (2048, 2048, 2048), (4096, 4096, 4096), (1024, 5504, 2048)]
+SHAPES = [(128, 4096, 4096), (512, 4096, 4096), (2048, 2048, 2048), (4096, 4096, 4096), (1024, 5504, 2048),
+          (8192, 8192, 8192)]
 
 
 def profile(fn) -> tuple[float, list]:

@@ -22,6 +22,7 @@ CASES = [
     (130, 257, 11, "row", "col", 3, 0, None),
     (257, 129, 16, "col", "row", 0, 0, 2),
     (65, 66, 67, "row", "row", 0, 0, 3),
+    (130, 516, 260, "row", "row", 0, 0, 2),  # tf32 on B N-major as it is (the kernel computes C^T)
     (1031, 4099, 13, "row", "col", 1, 1, None),  # warptile's 128 x 256 configuration
     (1031, 4099, 13, "col", "row", 0, 0, None),
     (5, 4099, 1031, "row", "col", 1, 1, None),  # auto's split-K skinny kernels

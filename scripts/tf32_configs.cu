@@ -28,18 +28,22 @@ using TmaPing = cutlass::epilogue::TmaWarpSpecialized;
 using SK = cutlass::gemm::StreamKScheduler;
 using DP = cutlass::gemm::PersistentScheduler;
 
-template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB>
+// An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
+// the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
+template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB,
+          class LayoutOut = Row, class Element = float>
 struct Config {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, float, Row, kAlign, float, Row, kAlign, Epi>::CollectiveOp;
+      float, float, float, LayoutOut, kAlign, float, LayoutOut, kAlign, Epi>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, Row, 4, float, LayoutB, 4, float, Tile, Cluster,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, Row, 4, Element, LayoutB, 4, float, Tile, Cluster,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       Sched>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileSched>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   static constexpr bool kNN = std::is_same_v<LayoutB, Row>;
+  static constexpr bool kSwapped = std::is_same_v<LayoutOut, Col>;
 };
 
 #ifndef CFG
@@ -70,6 +74,18 @@ using Cfg = Config<Shape<_128, _128, _32>, Shape<_1, _1, _1>, Coop, NoSmem, DP, 
 using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Row>; const char* kName = "NN 128x256 2x1 coop nosmem sk";
 #elif CFG == 11
 using Cfg = Config<Shape<_64, _128, _32>, Shape<_1, _1, _1>, Ping, NoSmem, DP, 4, Row>; const char* kName = "NN 64x128 1x1 ping nosmem dp";
+#elif CFG == 12
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Row, Col>; const char* kName = "NN 128x256 2x1 coop tma sk swap";
+#elif CFG == 13
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Row, Col>; const char* kName = "NN 128x256 2x1 coop nosmem sk swap";
+#elif CFG == 14
+using Cfg = Config<Shape<_128, _128, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Row, Col>; const char* kName = "NN 128x128 2x1 coop tma sk swap";
+#elif CFG == 15
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Row, Col, cutlass::tfloat32_t>; const char* kName = "NN 128x256 2x1 coop tma sk swap tf32";
+#elif CFG == 16
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_1, _2, _1>, Coop, TmaCoop, SK, 4, Row, Col>; const char* kName = "NN 128x256 1x2 coop tma sk swap";
+#elif CFG == 17
+using Cfg = Config<Shape<_128, _128, _32>, Shape<_1, _1, _1>, Coop, TmaCoop, DP, 4, Row, Col>; const char* kName = "NN 128x128 1x1 coop tma dp swap";
 #endif
 // clang-format on
 
@@ -126,12 +142,17 @@ int main() {
     hw.device_id = 0;
     hw.sm_count = sms;
     const int64_t b_rs = Cfg::kNN ? N : 1, b_cs = Cfg::kNN ? 1 : K;  // B (K x N): element (k, n) at k*b_rs + n*b_cs
+    // The output's strides along the kernel's first and second dimension: (m, n) row-major, or
+    // for a swapped kernel (n, m), which is the same memory seen column-major.
+    const int64_t out_s0 = Cfg::kSwapped ? 1 : N, out_s1 = Cfg::kSwapped ? N : 1;
     typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                                   {M, N, K, 1},
-                                  {a, stride3<typename K_::StrideA>(K, 1, int64_t(M) * K), b,
+                                  {reinterpret_cast<const typename Cfg::Mainloop::ElementA*>(a),
+                                   stride3<typename K_::StrideA>(K, 1, int64_t(M) * K),
+                                   reinterpret_cast<const typename Cfg::Mainloop::ElementB*>(b),
                                    stride3<typename K_::StrideB>(b_cs, b_rs, int64_t(N) * K)},
-                                  {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(N, 1, int64_t(M) * N), d,
-                                   stride3<typename K_::StrideD>(N, 1, int64_t(M) * N)},
+                                  {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(out_s0, out_s1, int64_t(M) * N),
+                                   d, stride3<typename K_::StrideD>(out_s0, out_s1, int64_t(M) * N)},
                                   hw};
     Gemm gemm;
     if (gemm.can_implement(args) != cutlass::Status::kSuccess) {

@@ -53,20 +53,11 @@ def _ulp(x: float) -> float:
     return (torch.nextafter(t, torch.tensor(float("inf"))) - t).item()
 
 
-# Shallow products where tf32x3 misses the rule on the H100 (3.3x cuBLAS fp32's largest
-# error at K = 3, 4.0x at K = 16 on wide inputs): with a few terms cuBLAS rounds each sum to
-# nearest, while the tensor cores sum a k-step's hi x hi products with truncation and
-# A_lo x B_lo is dropped. Strict: a fix makes these pass, and the mark must then go.
-_SHALLOW_MISSES = {(3, False), (16, True)}
-
-
 def _depth_cases():
-    for k in [1, 2, 3, 7, 16, 100, 1000, 4097, 16384]:
+    for k in [1, 2, 3, 7, 16, 32, 33, 40, 64, 100, 1000, 4097, 16384]:
         for layout in ["NN", "NT"]:
             for wide in [False, True]:
-                marks = [pytest.mark.xfail(strict=True, reason="tf32x3 over the rule at this shallow depth")] \
-                    if (k, wide) in _SHALLOW_MISSES else []
-                yield pytest.param(k, layout, wide, marks=marks, id=f"{k}-{layout}-{'wide' if wide else 'randn'}")
+                yield pytest.param(k, layout, wide, id=f"{k}-{layout}-{'wide' if wide else 'randn'}")
 
 
 @needs("tf32x3")
@@ -82,6 +73,21 @@ def test_tf32x3_error_at_every_depth(k, layout, wide):
     theirs = (cublas_matmul(a, b, tf32=False).double() - exact).abs().max().item()
     bound = 2 * theirs + _ulp(exact.abs().max().item())
     assert ours <= bound, f"tf32x3 max error {ours:.3g} against cuBLAS fp32's {theirs:.3g} (bound {bound:.3g})"
+
+
+@needs("tf32x3")
+@pytest.mark.parametrize("k", [3, 32, 33])
+def test_tf32x3_runs_the_tensor_cores_from_one_k_slice_deep(k):
+    """Up to one K slice (32) tf32x3 runs the exact fp32 thread_tile kernel (the tensor cores
+    would sum its hi·hi products in a single truncating pass there); deeper, the split and the
+    tensor cores."""
+    a, b = torch.randn(100, k, device="cuda"), torch.randn(k, 60, device="cuda")
+    out = []
+    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32x3")))
+    assert_gemm_close(out[0], a, b)
+    on_tensor_cores = any("cutlass" in name for name in names)
+    assert on_tensor_cores == (k > 32), names
+    assert any("thread_tile" in name for name in names) == (k <= 32), names
 
 
 @needs("tf32x3")
@@ -127,6 +133,41 @@ def test_tf32_runs_the_tile_its_model_picks():
     small, large = _tf32_gemm_kernel(1024, 2048, 2048), _tf32_gemm_kernel(2048, 2048, 2048)
     assert small != large
     assert _tf32_gemm_kernel(4096, 4096, 4096) == large
+
+
+def _tf32_kernels(a, b):
+    """The kernels (memsets aside) of one tf32 call, whose product is checked."""
+    out = []
+    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32")))
+    assert_gemm_close(out[0], a, b, precision="tf32")
+    return [name for name in names if "Memset" not in name]
+
+
+@needs("tf32")
+@pytest.mark.parametrize("m,n,k", [(128, 4096, 4096), (1000, 2052, 996), (3, 4, 4)])
+def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
+    """x @ W with W row-major (NN): where tf32_transposes_b (csrc/auto/plan.h) finds it cheaper
+    than packing W, one kernel runs and no pack, CUTLASS's that takes B^T into registers (not
+    the kernel that x @ W^T runs), and the product is right (C^T's column-major output is C)."""
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+    nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
+    assert len(nn) == 1 and len(nt) == 1 and nn != nt, (nn, nt)
+    # A batch against one W (3-D activations) folds into one product; a B per entry too runs.
+    x = torch.randn(2, m, k, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(x, b, tier="tf32"), x, b.expand(2, k, n), precision="tf32")
+    bs = torch.randn(2, k, n, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(x, bs, tier="tf32"), x, bs, precision="tf32")
+
+
+@needs("tf32")
+def test_tf32_packs_an_n_major_b_where_its_model_says():
+    """At 8192^3 packing W K-major costs less than the transposing kernel's slower k steps:
+    the pack, then the kernel that x @ W^T runs."""
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the counts are an H100 SXM's (132 SMs)")
+    a, b = torch.randn(8192, 8192, device="cuda"), torch.randn(8192, 8192, device="cuda")
+    nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
+    assert len(nn) == 2 and nn[1:] == nt and "pack" in nn[0], (nn, nt)
 
 
 @needs("tf32x3")

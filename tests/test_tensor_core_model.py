@@ -143,10 +143,8 @@ def test_the_work_is_what_the_kernels_move():
     out = 4 * 128 * 4096
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
         pytest.approx((small, out))
-    # x @ W: B is packed K-major (read 4 bytes, write 4); tf32x3 splits both and runs three K
-    # on whole waves (data-parallel, 128 x 256 tiles, clusters along M: 2 x 16 tiles).
-    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132) == \
-        pytest.approx((small, 8 * 4096 * 4096 + out))
+    # tf32x3 splits both operands and runs three K on whole waves (data-parallel, 128 x 256
+    # tiles, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
         (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out)
     # 1024 x 5504 x 2048: 8 x 22 = 176 tiles of 128 x 256, a wave and a third: all of them
@@ -180,3 +178,24 @@ def test_the_work_is_what_the_kernels_move():
     assert k_steps == 5 * 3 * 64 and by == 12 * (4200 * 64 + 64 * 4097) + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):
         _C.tensor_core_work(1, 1, 1, 1, "bf16", True, True, True, True, 132)
+
+
+def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
+    """x @ W, W row-major (NN): tf32 reads B as it is, on the kernel that computes C^T (its tiles
+    128 rows of C's columns by 256 of C's rows, clusters along C's columns), its k steps at
+    1.14x, where that beats packing B (8 bytes an element) and running the K-major kernel."""
+    fixup = 2 * 128 * 256 / (128 + 256)
+    # 128 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
+    # to 6 units on a tile), and the output written once; packing B would move 134 MB.
+    k_steps, by = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == pytest.approx(1.14 * (32 * 32 + 5 * fixup)) and by == 4 * 128 * 4096
+    # 8192^3: 16 whole waves either way; the pack's 0.5 GB cost less than 14% more k steps.
+    k_steps, by = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == 16 * 8192 and by == 8 * 8192 * 8192 + 4 * 8192 * 8192
+    # B's rows not 16-byte aligned, or N or K off a multiple of 4: B is packed.
+    for n, k, b_vec in ((4096, 4096, False), (4094, 4096, True), (4096, 4094, True)):
+        _, by = _C.tensor_core_work(128, n, k, 1, "tf32", True, True, False, b_vec, 132)
+        assert by >= 8 * n * k + 4 * 128 * n
+    # tf32x3 splits B whatever its layout.
+    _, by = _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, False, True, 132)
+    assert by == 12 * (128 * 4096 + 4096 * 4096) + 4 * 128 * 4096

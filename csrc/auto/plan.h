@@ -311,6 +311,10 @@ inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
   return m;
 }
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
+// tf32x3 runs on the tensor cores from K of one K slice (32) and one more: shallower, its
+// hi·hi products would be summed in a single truncating tensor-core pass, so it runs the
+// exact fp32 thread_tile kernel instead (csrc/tensor_core/tiers.cu).
+inline constexpr int64_t kTf32x3MinK = 33;
 
 // An output tile of the tensor-core kernels: rows, columns, and the time of its k step (one
 // column of K) relative to a 128 x 256 tile's. tf32 runs 128 x 256 tiles, or 128 x 128 where
@@ -395,11 +399,39 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
   return {&kTf32Tiles[0], large};
 }
 
+// tf32 on an N-major B (NN: x @ W, W row-major) without packing it: CUTLASS's kernel that
+// takes B^T as the MMA's A operand, transposed from shared memory into registers, and so
+// computes C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N),
+// stream-K. Its k step costs kTf32TransposedStep of the K-major kernel's (the median over the
+// large products of docs/tensor-cores.md's configuration table, scripts/tf32_configs.cu). It
+// runs where that costs less than packing B K-major first (a launch, and B read and written:
+// 8 bytes an element, at the shipped model's bandwidth and k step): products of few rows,
+// against a large B, most of all, and small products, where the pack's launch is most of it.
+inline constexpr double kTf32TransposedStep = 1.14;
+// The pack pass's launch: about the GPU time of a pass over a few elements on the H100, and
+// the fitted model's tf32x3 launch over tf32's (which it adds a pack launch to).
+inline constexpr double kPackLaunchUs = 2.0;
+inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t sms) {
+  const TensorCoreTile& t = kTf32Tiles[0];
+  return kTf32TransposedStep * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
+}
+// Whether tf32 reads an N-major B as it is (the kernel above) rather than packing it: B's rows
+// 16-byte aligned (b_vec) and N and K multiples of 4 (TMA's and CUTLASS's alignment of B and
+// of the K-major A, packed or not). launch_tf32_sm90a and tensor_core_work both ask this.
+inline bool tf32_transposes_b(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_vec, int64_t sms) {
+  if (!b_vec || N % 4 != 0 || K % 4 != 0) return false;
+  const TensorCoreModel& m = kTensorCoreModel;
+  const double pack_us = kPackLaunchUs + tf32_tiling(M, N, K, batch, sms).k_steps * m.wave_k_us +
+                         8.0 * double(K) * double(N) * double(batch) / m.bytes_per_us;
+  return tf32_transposed_k_steps(M, N, K, batch, sms) * m.wave_k_us < pack_us;
+}
+
 // The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
 // taken to have a B per entry): k steps of its busiest SM (tf32: tf32_tiling's; tf32x3: the
 // waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
 // kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
-// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4; tf32x3 splits both
+// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4, or an N-major B where
+// tf32_transposes_b (then on that kernel's tiles and k steps); tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
 // not 16-byte aligned (N not a multiple of 4). gemmtiles.tensor_core_model fits the model to
@@ -412,9 +444,12 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   const bool x3 = math == TensorCoreMath::kTf32x3;
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
-  const double k_steps = x3 ? double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K)
-                            : tf32_tiling(M, N, K, batch, sms).k_steps;
-  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0, b_inplace = b_kmajor && b_vec && K % 4 == 0;
+  const bool transposes_b = !x3 && !b_kmajor && tf32_transposes_b(M, N, K, batch, b_vec, sms);
+  const double k_steps = x3             ? double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K)
+                         : transposes_b ? tf32_transposed_k_steps(M, N, K, batch, sms)
+                                        : tf32_tiling(M, N, K, batch, sms).k_steps;
+  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0,
+             b_inplace = (b_kmajor && b_vec && K % 4 == 0) || transposes_b;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
@@ -442,6 +477,7 @@ inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, Ten
                              bool a_vec, bool b_kmajor, bool b_vec, int64_t sms,
                              const TensorCoreModel& m = kTensorCoreModel, double exact_us = -1.0) {
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
+  if (math == TensorCoreMath::kTf32x3 && K < kTf32x3MinK) return false;  // tf32x3 runs an exact kernel there
   const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms);
   return kTensorCoreMargin * tensor_core_time_us(w, math, m) <
          (exact_us >= 0.0 ? exact_us : exact_time_us(M, N, K, batch, m));

@@ -68,6 +68,8 @@ const std::string& gpu_name(c10::DeviceIndex device);
 
 // warptile.cu: the warptile tier, also one of auto's kernels.
 void launch_warptile(const GemmProblem& p);
+// ladder/dispatch.cu: the thread_tile tier (any strides), also tf32x3's kernel at shallow K.
+void launch_thread_tile(const GemmProblem& p);
 
 // The op body of every CUDA tier: checks and problem first (they raise before any work),
 // then the launch under a guard of the inputs' device.

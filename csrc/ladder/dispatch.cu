@@ -24,11 +24,6 @@ void launch_unroll(const GemmProblem& p) {
 }
 GEMMTILES_CUDA_TIER(unroll, Operands::kStrided, launch_unroll);
 
-void launch_thread_tile(const GemmProblem& p) {
-  launch_tier<Tiles128>(p, thread_tile_kernel<Tiles128>, "thread_tile");
-}
-GEMMTILES_CUDA_TIER(thread_tile, Operands::kStrided, launch_thread_tile);
-
 void launch_vectorized(const GemmProblem& p) {
   launch_tier<Tiles128>(p, vectorized_kernel<Tiles128>, "vectorized");
 }
@@ -45,4 +40,10 @@ void launch_double_buffer(const GemmProblem& p) {
 GEMMTILES_CUDA_TIER(double_buffer, Operands::kRowMajor, launch_double_buffer);
 
 }  // namespace
+
+void launch_thread_tile(const GemmProblem& p) {
+  launch_tier<Tiles128>(p, thread_tile_kernel<Tiles128>, "thread_tile");
+}
+GEMMTILES_CUDA_TIER(thread_tile, Operands::kStrided, launch_thread_tile);
+
 }  // namespace gemmtiles

@@ -100,6 +100,7 @@ enum class Output { kTma, kAnyAlignment };
 template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
+  static constexpr bool kSwapped = false;  // the kernel computes C, not C^T
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
   using TileShape = Tile;
   using ClusterShape = Cluster;
@@ -143,6 +144,37 @@ template <class Tile, class Cluster, Output kOutput>
 using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, kOutput>;
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
+
+// tf32 on an N-major B as it is (tf32_transposes_b in auto/plan.h). Given a K-major A and an
+// N-major B, CUTLASS's builder swaps them: B^T becomes the MMA's A, copied from shared memory
+// into registers transposed (TF32 wgmma reads an MN-major operand from registers only), and
+// the kernel computes C^T = B^T A^T, with M and N swapped for its tiles, clusters and
+// scheduler. Its epilogue writes C^T's N x M column-major, which is C's row-major memory,
+// straight from the accumulators at any alignment (the TMA epilogue wrote wrong values on
+// non-square products in this arrangement, scripts/tf32_configs.cu). 128 x 256 tiles of C^T,
+// clusters of two along its M, stream-K: the fastest of those measured (docs/tensor-cores.md).
+struct Tf32TransposedB {
+  static constexpr Accumulation kAccumulation = Accumulation::kTensorCore;
+  static constexpr bool kSwapped = true;
+  using TileShape = Tile128x256;
+  using ClusterShape = cute::Shape<_2, _1, _1>;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
+      float, cutlass::layout::ColumnMajor, 1,                          // C^T
+      float, cutlass::layout::ColumnMajor, 1,                          // D^T
+      cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
+      float, cutlass::layout::RowMajor, 4, float, cutlass::layout::RowMajor, 4, float,
+      TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename Epilogue::SharedStorage))>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
+                                                          cutlass::gemm::StreamKScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+};
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -201,7 +233,9 @@ void run_gemm(const Aligned& g) {
   cutlass::KernelHardwareInfo hw;
   hw.device_id = device;
   hw.sm_count = multiprocessors(device);
-  const auto stride_out = make_stride3<typename Kernel::StrideD>(g.out_rs, 1, g.out_bs);
+  // The output's strides along the kernel's M and N: C's (rows, 1), or C^T's (1, rows).
+  const int64_t out_m = Config::kSwapped ? 1 : g.out_rs, out_n = Config::kSwapped ? g.out_rs : 1;
+  const auto stride_out = make_stride3<typename Kernel::StrideD>(out_m, out_n, g.out_bs);
   typename Gemm::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {static_cast<int>(g.M), static_cast<int>(g.N), static_cast<int>(g.K),
@@ -210,7 +244,7 @@ void run_gemm(const Aligned& g) {
        g.b.ptr, make_stride3<typename Kernel::StrideB>(g.b.cs, g.b.rs, g.b.bs)},
       {{g.alpha, g.beta},
        g.beta != 0.0f ? g.c : nullptr,
-       make_stride3<typename Kernel::StrideC>(g.out_rs, 1, g.out_bs),
+       make_stride3<typename Kernel::StrideC>(out_m, out_n, g.out_bs),
        g.out,
        stride_out},
       hw};
@@ -484,8 +518,10 @@ Aligned base(const char* tier, const GemmProblem& p) {
 
 View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
-// tf32 on p's output in place: through TMA where its rows allow, else a float at a time.
-void run_tf32_on(const Aligned& g, const GemmProblem& p) {
+// tf32 on p's output in place: through TMA where its rows allow, else a float at a time; or,
+// on a B left N-major (transposed_b), the kernel that transposes it in registers.
+void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b) {
+  if (transposed_b) return run_with_output(g, c_view(p), p, run_gemm<Tf32TransposedB>, false);
   if (tma_writable_out(p)) return run_with_output(g, c_view(p), p, run_tf32<Output::kTma>, true);
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
 }
@@ -514,7 +550,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  const bool b_in_place = !pad_k && tma_readable(b, b_batch, p.K, p.N) && b.rs == 1;
+  // An N-major B is read as it is where tf32_transposes_b (auto/plan.h) finds that cheaper
+  // than packing it.
+  const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
+  const bool transposed_b = b_readable && b.cs == 1 && b.rs != 1 &&
+                            tf32_transposes_b(p.M, p.N, p.K, p.batch, true, multiprocessors(c10::cuda::current_device()));
+  const bool b_in_place = b_readable && (b.rs == 1 || transposed_b);
   if (!b_in_place) {
     // B^T (N x K4) row-major: B K-major.
     b_copy = scratch(b_batch * p.N * K4);
@@ -536,12 +577,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
         Aligned gz = g;
         gz.batch = 1;
         gz.a.ptr += z * g.a.bs;
-        run_tf32_on(gz, q);
+        run_tf32_on(gz, q, transposed_b);
       }
       return;
     }
   }
-  run_tf32_on(g, p);
+  run_tf32_on(g, p, transposed_b);
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
