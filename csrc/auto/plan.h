@@ -402,7 +402,7 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
 // tf32 on an N-major B (NN: x @ W, W row-major) without packing it: CUTLASS's kernel that
 // takes B^T as the MMA's A operand, transposed from shared memory into registers, and so
 // computes C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N),
-// stream-K. Its k step costs kTf32TransposedStep of the K-major kernel's (the median over the
+// stream-K. Its k step costs kTf32TransposedStep of the K-major kernel's (the mean over the
 // large products of docs/tensor-cores.md's configuration table, scripts/tf32_configs.cu). It
 // runs where that costs less than packing B K-major first (a launch, and B read and written:
 // 8 bytes an element, at the shipped model's bandwidth and k step): products of few rows,
