@@ -23,7 +23,7 @@ OPERANDS = {
     "strided": "any strides, in place",
     "unit_stride": "row- or column-major, in place; no unit stride: copied",
     "row_major": "row-major; other layouts are copied first",
-    "k_major": "K-major A and B (x @ W^T) in place; others repacked by the tier",
+    "k_major": "K-major A and B (x @ W^T) in place, an N-major B (x @ W) too where cheaper; others repacked by the tier",
 }
 
 # What a tier's arithmetic promises.

@@ -3,7 +3,9 @@
 // multi-stage shared-memory pipeline, a producer warp issuing the loads while two consumer
 // warpgroups run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
-// B (nn.Linear's x @ W^T as it is); other layouts are repacked K-major by the pack pass.
+// B (nn.Linear's x @ W^T as it is); tf32 also reads an N-major B (x @ W) in place where that
+// is cheaper, on CUTLASS's kernel that transposes B^T into registers and computes C^T
+// (Tf32TransposedB); other layouts are repacked K-major by the pack pass.
 //
 //   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
 //   tf32x3  the pack pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi),
