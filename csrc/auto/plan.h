@@ -311,9 +311,11 @@ inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
   return m;
 }
 inline constexpr int kTensorCoreTileM = 128, kTensorCoreTileN = 256;
-// tf32x3 runs on the tensor cores from K of one K slice (32) and one more: shallower, its
-// hi·hi products would be summed in a single truncating tensor-core pass, so it runs the
-// exact fp32 thread_tile kernel instead (csrc/tensor_core/tiers.cu).
+// tf32x3 runs on the tensor cores from K = 33: up to one K slice (32) its hi·hi products would
+// all be summed in one truncating tensor-core pass, with no promotion between them, so it runs
+// the exact fp32 thread_tile kernel there (launch_tf32x3_sm90a). From 33 the sum is promoted
+// every slice; the depth rule holds there by measurement (test_tf32x3_error_at_every_depth at
+// K = 33, 40, 64, 100 and deeper), not by a bound: K = 33's first slice is still 32 terms.
 inline constexpr int64_t kTf32x3MinK = 33;
 
 // An output tile of the tensor-core kernels: rows, columns, and the time of its k step (one

@@ -5,7 +5,6 @@
 
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "../auto/plan.h"
 #include "../core/launch.h"
 #include "tensor_core.h"
 
@@ -37,11 +36,6 @@ void launch_tf32(const GemmProblem& p) {
 
 void launch_tf32x3(const GemmProblem& p) {
   check_sm90a("tf32x3");
-  // At most one K slice deep, the tensor cores would sum the hi·hi products in one
-  // truncating pass, with no round-to-nearest addition between them: error up to a few
-  // times cuBLAS fp32's, whose few rounded FMAs are all the error there is. The fp32 FMA
-  // kernel gives that error, and at such depths a product is bound by writing its output.
-  if (p.K < kTf32x3MinK) return launch_thread_tile(p);
 #if GEMMTILES_SM90A
   launch_tf32x3_sm90a(p);
 #endif

@@ -160,6 +160,13 @@ struct Tf32TransposedB {
   static constexpr bool kSwapped = true;
   using TileShape = Tile128x256;
   using ClusterShape = cute::Shape<_2, _1, _1>;
+  // CUTLASS sizes (and zeroes) the stream-K workspace from the problem as given, M x N, while
+  // its scheduler runs the swapped N x M. On 128 x 256 tiles in clusters of two along the
+  // first dimension both count 2 ceil(M / 256) ceil(N / 256) tiles; another tile or cluster
+  // would size the workspace for a different grid.
+  static_assert(std::is_same_v<TileShape, cute::Shape<_128, _256, _32>> &&
+                    std::is_same_v<ClusterShape, cute::Shape<_2, _1, _1>>,
+                "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
@@ -555,8 +562,11 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   // An N-major B is read as it is where tf32_transposes_b (auto/plan.h) finds that cheaper
   // than packing it.
   const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
-  const bool transposed_b = b_readable && b.cs == 1 && b.rs != 1 &&
-                            tf32_transposes_b(p.M, p.N, p.K, p.batch, true, multiprocessors(c10::cuda::current_device()));
+  // A batch sharing B runs as batch * M rows against one B (folded, or entry by entry).
+  const bool transposed_b =
+      b_readable && b.cs == 1 && b.rs != 1 &&
+      tf32_transposes_b(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, true,
+                        multiprocessors(c10::cuda::current_device()));
   const bool b_in_place = b_readable && (b.rs == 1 || transposed_b);
   if (!b_in_place) {
     // B^T (N x K4) row-major: B K-major.
@@ -588,6 +598,12 @@ void launch_tf32_sm90a(const GemmProblem& p) {
 }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
+  // Up to one K slice deep (kTf32x3MinK in auto/plan.h) the tensor cores would sum all the
+  // hi·hi products in one truncating pass, with no round-to-nearest addition between them:
+  // error up to a few times cuBLAS fp32's, whose few rounded FMAs are all the error there
+  // is. The fp32 FMA kernel gives that error, and a product that shallow is bound by writing
+  // its output. (Every caller comes here: the tier, auto's plan and a forced plan.)
+  if (p.K < kTf32x3MinK) return launch_thread_tile(p);
   // A' rows [lo | hi | hi] for every batch entry (a shared A is expanded: the fold needs A'
   // batch after batch), B' = B^T's rows [hi | lo | hi]; each section K padded by zeros to
   // a multiple of 4, B' rows N padded likewise.
