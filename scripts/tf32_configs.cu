@@ -1,6 +1,8 @@
 // CUTLASS SM90 TF32 GEMM configurations against cuBLAS TF32, one configuration per binary
-// (CFG, 0-9 below): tile, cluster, kernel schedule, epilogue, tile scheduler and B's layout
-// (K-major: x @ W^T, "NT"; N-major: "NN", which CUTLASS runs by transposing in registers).
+// (CFG below): tile, cluster, kernel schedule, epilogue, tile scheduler and the operands'
+// layouts (K-major B: x @ W^T, "NT"; N-major B: "NN", which CUTLASS runs by swapping A and B
+// and transposing B^T in registers; an M-major A: "TN" with an N-major B, "TT" with a K-major
+// one, A transposed in registers).
 // docs/tensor-cores.md's configuration table. Build one binary per configuration:
 //   for c in 0 1 2 ...; do nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG \
 //     -I<cutlass>/include -DCFG=$c scripts/tf32_configs.cu -lcublas -o tf32_cfg$c & done
@@ -30,20 +32,23 @@ using DP = cutlass::gemm::PersistentScheduler;
 
 // An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
 // the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
+// LayoutA Col: A M-major (the weight gradient's grad^T), which CUTLASS copies into registers
+// transposed (and with an N-major B too, transposes B in shared memory first).
 template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB,
-          class LayoutOut = Row, class Element = float>
+          class LayoutOut = Row, class Element = float, class LayoutA = Row>
 struct Config {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
       float, float, float, LayoutOut, kAlign, float, LayoutOut, kAlign, Epi>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, Row, 4, Element, LayoutB, 4, float, Tile, Cluster,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, 4, Element, LayoutB, 4, float, Tile, Cluster,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       Sched>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileSched>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   static constexpr bool kNN = std::is_same_v<LayoutB, Row>;
   static constexpr bool kSwapped = std::is_same_v<LayoutOut, Col>;
+  static constexpr bool kTN = std::is_same_v<LayoutA, Col>;
 };
 
 #ifndef CFG
@@ -86,6 +91,10 @@ using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK,
 using Cfg = Config<Shape<_128, _256, _32>, Shape<_1, _2, _1>, Coop, TmaCoop, SK, 4, Row, Col>; const char* kName = "NN 128x256 1x2 coop tma sk swap";
 #elif CFG == 17
 using Cfg = Config<Shape<_128, _128, _32>, Shape<_1, _1, _1>, Coop, TmaCoop, DP, 4, Row, Col>; const char* kName = "NN 128x128 1x1 coop tma dp swap";
+#elif CFG == 18
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK, 4, Col, Row, float, Col>; const char* kName = "TT 128x256 2x1 coop tma sk";
+#elif CFG == 19
+using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Row, Row, float, Col>; const char* kName = "TN 128x256 2x1 coop nosmem sk";
 #endif
 // clang-format on
 
@@ -129,11 +138,14 @@ int main() {
     const int reps = double(M) * N * K > 1e11 ? 7 : 20;
     const float one = 1, zero = 0;
     // Row-major C = A (M x K, row-major) B: column-major C^T = B^T A^T.
+    // An M-major A (column-major, ld M) is A^T's transpose: op T.
+    const cublasOperation_t op_a = Cfg::kTN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int lda = Cfg::kTN ? M : K;
     auto cub = [&] {
       if (Cfg::kNN)
-        cublasSgemm(hd, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, b, N, a, K, &zero, ref, N);
+        cublasSgemm(hd, CUBLAS_OP_N, op_a, N, M, K, &one, b, N, a, lda, &zero, ref, N);
       else
-        cublasSgemm(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, a, K, &zero, ref, N);
+        cublasSgemm(hd, CUBLAS_OP_T, op_a, N, M, K, &one, b, K, a, lda, &zero, ref, N);
     };
     const float tc = median_ms(cub, reps) * 1000;
     using Gemm = Cfg::Gemm;
@@ -142,13 +154,14 @@ int main() {
     hw.device_id = 0;
     hw.sm_count = sms;
     const int64_t b_rs = Cfg::kNN ? N : 1, b_cs = Cfg::kNN ? 1 : K;  // B (K x N): element (k, n) at k*b_rs + n*b_cs
+    const int64_t a_rs = Cfg::kTN ? 1 : K, a_cs = Cfg::kTN ? M : 1;  // A (M x K): element (m, k) at m*a_rs + k*a_cs
     // The output's strides along the kernel's first and second dimension: (m, n) row-major, or
     // for a swapped kernel (n, m), which is the same memory seen column-major.
     const int64_t out_s0 = Cfg::kSwapped ? 1 : N, out_s1 = Cfg::kSwapped ? N : 1;
     typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                                   {M, N, K, 1},
                                   {reinterpret_cast<const typename Cfg::Mainloop::ElementA*>(a),
-                                   stride3<typename K_::StrideA>(K, 1, int64_t(M) * K),
+                                   stride3<typename K_::StrideA>(a_rs, a_cs, int64_t(M) * K),
                                    reinterpret_cast<const typename Cfg::Mainloop::ElementB*>(b),
                                    stride3<typename K_::StrideB>(b_cs, b_rs, int64_t(N) * K)},
                                   {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(out_s0, out_s1, int64_t(M) * N),
@@ -179,7 +192,7 @@ int main() {
     const float tc2 = median_ms(cub, reps) * 1000;
     const float tcub = std::min(tc, tc2);
     printf("%-32s %5d x %5d x %5d %s  cutlass %8.1f us  cublas %8.1f us  ratio %.3f  err %.1e\n", kName, M, N, K,
-           Cfg::kNN ? "NN" : "NT", t, tcub, tcub / t, err);
+           Cfg::kTN ? (Cfg::kNN ? "TN" : "TT") : Cfg::kNN ? "NN" : "NT", t, tcub, tcub / t, err);
     fflush(stdout);
   }
   return 0;
