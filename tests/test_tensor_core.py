@@ -112,11 +112,17 @@ def test_auto_under_high_within_2x_cublas_tf32(m, n, k, layout):
     assert ours <= 2 * relative_error(cublas_matmul(a, b, tf32=True), a, b)
 
 
-def _tf32_gemm_kernel(m, n, k):
-    a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda").t()
+def _tf32_kernels(a, b):
+    """The kernels (memsets aside) of one tf32 call, whose product is checked."""
     out = []
     names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32")))
     assert_gemm_close(out[0], a, b, precision="tf32")
+    return [name for name in names if "Memset" not in name]
+
+
+def _tf32_gemm_kernel(m, n, k):
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda").t()
+    names = _tf32_kernels(a, b)
     gemms = [name for name in names if "cutlass" in name]
     assert len(gemms) == 1, names
     return gemms[0]
@@ -135,20 +141,13 @@ def test_tf32_runs_the_tile_its_model_picks():
     assert _tf32_gemm_kernel(4096, 4096, 4096) == large
 
 
-def _tf32_kernels(a, b):
-    """The kernels (memsets aside) of one tf32 call, whose product is checked."""
-    out = []
-    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32")))
-    assert_gemm_close(out[0], a, b, precision="tf32")
-    return [name for name in names if "Memset" not in name]
-
-
 @needs("tf32")
 @pytest.mark.parametrize("m,n,k", [(128, 4096, 4096), (997, 1028, 3000), (3, 4, 4)])
 def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
-    """x @ W with W row-major (NN): where tf32_transposes_b (csrc/auto/plan.h) finds it cheaper
-    than packing W (by 15% or more in its model on these shapes), one kernel runs and no pack, CUTLASS's that takes B^T into registers (not
-    the kernel that x @ W^T runs), and the product is right (C^T's column-major output is C)."""
+    """x @ W with W row-major (NN): where tf32_b_route (csrc/auto/plan.h) finds it cheaper than
+    packing W (by 15% or more in its model on these shapes), one kernel runs and no pack,
+    CUTLASS's that takes B^T into registers (not the kernel that x @ W^T runs), and the
+    product is right (C^T's column-major output is C)."""
     a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
     nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
     assert len(nn) == 1 and len(nt) == 1 and nn != nt, (nn, nt)

@@ -417,15 +417,24 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
   const TensorCoreTile& t = kTf32Tiles[0];
   return kTf32TransposedStep * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
 }
-// Whether tf32 reads an N-major B as it is (the kernel above) rather than packing it: B's rows
-// 16-byte aligned (b_vec) and N and K multiples of 4 (TMA's and CUTLASS's alignment of B and
-// of the K-major A, packed or not). launch_tf32_sm90a and tensor_core_work both ask this.
-inline bool tf32_transposes_b(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_vec, int64_t sms) {
-  if (!b_vec || N % 4 != 0 || K % 4 != 0) return false;
+// How tf32 runs B and the k steps of its busiest SM: an N-major B as it is, on the kernel
+// above, where B's rows are 16-byte aligned (b_vec), N and K are multiples of 4 (TMA's and
+// CUTLASS's alignment of B and of the K-major A, packed or not) and that costs less than the
+// pack and the K-major kernel; else the K-major kernel on tf32_tiling's tiles (B packed
+// first unless it is K-major already). launch_tf32_sm90a and tensor_core_work both ask this.
+struct Tf32BRoute {
+  bool transposes_b;
+  double k_steps;
+};
+inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
+                               int64_t sms) {
+  const Tf32BRoute packed{false, tf32_tiling(M, N, K, batch, sms).k_steps};
+  if (b_kmajor || !b_vec || N % 4 != 0 || K % 4 != 0) return packed;
   const TensorCoreModel& m = kTensorCoreModel;
-  const double pack_us = kPackLaunchUs + tf32_tiling(M, N, K, batch, sms).k_steps * m.wave_k_us +
+  const Tf32BRoute transposed{true, tf32_transposed_k_steps(M, N, K, batch, sms)};
+  const double pack_us = kPackLaunchUs + packed.k_steps * m.wave_k_us +
                          8.0 * double(K) * double(N) * double(batch) / m.bytes_per_us;
-  return tf32_transposed_k_steps(M, N, K, batch, sms) * m.wave_k_us < pack_us;
+  return transposed.k_steps * m.wave_k_us < pack_us ? transposed : packed;
 }
 
 // The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
@@ -433,7 +442,7 @@ inline bool tf32_transposes_b(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 // waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
 // kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
 // K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4, or an N-major B where
-// tf32_transposes_b (then on that kernel's tiles and k steps); tf32x3 splits both
+// tf32_b_route reads it so (then on that kernel's tiles and k steps); tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
 // not 16-byte aligned (N not a multiple of 4). gemmtiles.tensor_core_model fits the model to
@@ -446,10 +455,13 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   const bool x3 = math == TensorCoreMath::kTf32x3;
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
-  const bool transposes_b = !x3 && !b_kmajor && tf32_transposes_b(M, N, K, batch, b_vec, sms);
-  const double k_steps = x3             ? double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K)
-                         : transposes_b ? tf32_transposed_k_steps(M, N, K, batch, sms)
-                                        : tf32_tiling(M, N, K, batch, sms).k_steps;
+  double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
+  bool transposes_b = false;
+  if (!x3) {
+    const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
+    k_steps = route.k_steps;
+    transposes_b = route.transposes_b;
+  }
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0,
              b_inplace = (b_kmajor && b_vec && K % 4 == 0) || transposes_b;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts

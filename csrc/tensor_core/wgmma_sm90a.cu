@@ -98,24 +98,28 @@ enum class Output { kTma, kAnyAlignment };
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
-// A (M x K) and B (K x N) are K-major: TF32 wgmma reads nothing else from shared memory.
-template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput>
+// A (M x K) is K-major; B (K x N) K-major (LayoutB ColumnMajor: TF32 wgmma reads nothing else
+// from shared memory), or N-major (RowMajor: CUTLASS then swaps A and B and computes C^T, whose
+// N x M column-major output is C's row-major memory; Tf32TransposedB below).
+template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput,
+          class LayoutB = cutlass::layout::ColumnMajor>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
-  static constexpr bool kSwapped = false;  // the kernel computes C, not C^T
+  static constexpr bool kSwapped = std::is_same_v<LayoutB, cutlass::layout::RowMajor>;  // computes C^T
+  using LayoutOut = std::conditional_t<kSwapped, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
-      float, cutlass::layout::RowMajor, kAlignCD,                      // C
-      float, cutlass::layout::RowMajor, kAlignCD,                      // D
+      float, LayoutOut, kAlignCD,                                      // C
+      float, LayoutOut, kAlignCD,                                      // D
       std::conditional_t<kOutput == Output::kTma, cutlass::epilogue::TmaWarpSpecializedCooperative,
                          cutlass::epilogue::NoSmemWarpSpecialized>>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, cutlass::layout::RowMajor, 4, float, cutlass::layout::ColumnMajor, 4, float,
+      float, cutlass::layout::RowMajor, 4, float, LayoutB, 4, float,
       TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
@@ -147,7 +151,7 @@ using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::g
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
 
-// tf32 on an N-major B as it is (tf32_transposes_b in auto/plan.h). Given a K-major A and an
+// tf32 on an N-major B as it is (tf32_b_route in auto/plan.h). Given a K-major A and an
 // N-major B, CUTLASS's builder swaps them: B^T becomes the MMA's A, copied from shared memory
 // into registers transposed (TF32 wgmma reads an MN-major operand from registers only), and
 // the kernel computes C^T = B^T A^T, with M and N swapped for its tiles, clusters and
@@ -155,35 +159,15 @@ using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation
 // straight from the accumulators at any alignment (the TMA epilogue wrote wrong values on
 // non-square products in this arrangement, scripts/tf32_configs.cu). 128 x 256 tiles of C^T,
 // clusters of two along its M, stream-K: the fastest of those measured (docs/tensor-cores.md).
-struct Tf32TransposedB {
-  static constexpr Accumulation kAccumulation = Accumulation::kTensorCore;
-  static constexpr bool kSwapped = true;
-  using TileShape = Tile128x256;
-  using ClusterShape = cute::Shape<_2, _1, _1>;
-  // CUTLASS sizes (and zeroes) the stream-K workspace from the problem as given, M x N, while
-  // its scheduler runs the swapped N x M. On 128 x 256 tiles in clusters of two along the
-  // first dimension both count 2 ceil(M / 256) ceil(N / 256) tiles; another tile or cluster
-  // would size the workspace for a different grid.
-  static_assert(std::is_same_v<TileShape, cute::Shape<_128, _256, _32>> &&
-                    std::is_same_v<ClusterShape, cute::Shape<_2, _1, _1>>,
-                "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
-      float, cutlass::layout::ColumnMajor, 1,                          // C^T
-      float, cutlass::layout::ColumnMajor, 1,                          // D^T
-      cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, cutlass::layout::RowMajor, 4, float, cutlass::layout::RowMajor, 4, float,
-      TileShape, ClusterShape,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
-                                                          cutlass::gemm::StreamKScheduler>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
-};
+using Tf32TransposedB = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
+                                   cutlass::gemm::StreamKScheduler, Output::kAnyAlignment, cutlass::layout::RowMajor>;
+// CUTLASS sizes (and zeroes) the stream-K workspace from the problem as given, M x N, while
+// its scheduler runs the swapped N x M. On 128 x 256 tiles in clusters of two along the first
+// dimension both count 2 ceil(M / 256) ceil(N / 256) tiles; another tile or cluster would size
+// the workspace for a different grid.
+static_assert(std::is_same_v<Tf32TransposedB::TileShape, cute::Shape<_128, _256, _32>> &&
+                  std::is_same_v<Tf32TransposedB::ClusterShape, cute::Shape<_2, _1, _1>>,
+              "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -559,14 +543,15 @@ void launch_tf32_sm90a(const GemmProblem& p) {
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  // An N-major B is read as it is where tf32_transposes_b (auto/plan.h) finds that cheaper
-  // than packing it.
+  // An N-major B is read as it is where tf32_b_route (auto/plan.h) finds that cheaper than
+  // packing it; a batch sharing B runs as batch * M rows against one B (folded, or entry by
+  // entry).
   const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
-  // A batch sharing B runs as batch * M rows against one B (folded, or entry by entry).
   const bool transposed_b =
       b_readable && b.cs == 1 && b.rs != 1 &&
-      tf32_transposes_b(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, true,
-                        multiprocessors(c10::cuda::current_device()));
+      tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, false, true,
+                   multiprocessors(c10::cuda::current_device()))
+          .transposes_b;
   const bool b_in_place = b_readable && (b.rs == 1 || transposed_b);
   if (!b_in_place) {
     // B^T (N x K4) row-major: B K-major.
