@@ -1,6 +1,7 @@
 """auto's time on one product under torch's "highest" and "high", interleaved in one process
-(rounds of 200 calls each, CUDA events), with the tensor-core math each setting allows: tells
-a plan that differs between the settings from two runs of one kernel.
+(each a median of the bench's own timer, gemmtiles.bench._timer), with the tensor-core math
+each setting allows: tells a plan that differs between the settings from two runs of one
+kernel.
 
     python scripts/time_under_settings.py 1899 133 3343 TN
 """
@@ -13,6 +14,7 @@ import torch
 
 import gemmtiles
 from gemmtiles._ops import _C
+from gemmtiles.bench import _timer
 
 
 def main() -> int:
@@ -27,23 +29,12 @@ def main() -> int:
     a = torch.randn(k, m, device="cuda").t() if args.layout == "TN" else torch.randn(m, k, device="cuda")
     b = torch.randn(n, k, device="cuda").t() if args.layout == "NT" else torch.randn(k, n, device="cuda")
 
-    def us(fn, calls=200):
-        for _ in range(10):
-            fn()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(end) / calls * 1000
-
     for r in range(args.rounds):
         for precision in ("highest", "high"):
             torch.set_float32_matmul_precision(precision)
-            t = us(lambda: gemmtiles.sgemm(a, b))
-            print(f"round {r} {precision:8} (tensor cores: {_C.auto_tensor_core_math():5}) auto {t:.1f} us", flush=True)
+            ms, _ = _timer(a.device, lambda: gemmtiles.sgemm(a, b), warmup=10, repeats=50, budget_s=1.0)
+            print(f"round {r} {precision:8} (tensor cores: {_C.auto_tensor_core_math():5}) auto {ms * 1e3:.1f} us",
+                  flush=True)
     return 0
 
 
