@@ -21,8 +21,7 @@ LAYOUTS = ("NN", "NT", "TN", "TT")
 
 
 def _tiles(a_kmajor, b_kmajor):
-    large = (256, 128) if not a_kmajor and not b_kmajor else (128, 256)
-    return [large, (128, 128), (64, 64), (32, 128), (128, 32), (32, 32)]
+    return [(128, 256), (128, 128), (64, 64), (32, 128), (128, 32), (32, 32)]
 
 
 def _problems(count, seed):

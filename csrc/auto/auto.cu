@@ -151,10 +151,10 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
   switch (plan.kernel) {
     case AutoKernel::kCutlass:
     case AutoKernel::kCutlassStreamK:
-      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, a_k, b_k) &&
+      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
              (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k));
     case AutoKernel::kCutlassBCopied:
-      return cutlass_simt_runs(p, device) && p.batch == 1 && b_k && cutlass_tile_built(plan.mt, plan.nw, a_k, false) &&
+      return cutlass_simt_runs(p, device) && p.batch == 1 && b_k && cutlass_tile_built(plan.mt, plan.nw) &&
              transpose_fits(p.N, p.K);
     case AutoKernel::kTf32:
     case AutoKernel::kTf32x3:

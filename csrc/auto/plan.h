@@ -145,35 +145,28 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // CUTLASS's SIMT SGEMM (csrc/auto/cutlass_simt.h): exact fp32 on the CUDA cores, the kernel
 // family cuBLAS runs for fp32 from Ampere on. Its large tile: 128 x 256 x 8, eight warps, one
-// block per SM (256 x 128 for a column-major A and row-major B, the weight gradients' layout,
-// where it ran faster); cutlass_tile_at lists the smaller ones. A table's `cutlass` entry
-// names the large tile, data-parallel (cutlass_plan).
+// block per SM, on every layout (256 x 128, tried for a column-major A and row-major B, ran
+// slower than it or level with it); cutlass_tile_at lists the smaller ones. A table's `cutlass`
+// entry names the large tile, data-parallel (cutlass_plan).
 struct CutlassTile {
   int bm, bn;
 };
-inline constexpr CutlassTile cutlass_tile(bool a_kmajor, bool b_kmajor) {
-  return !a_kmajor && !b_kmajor ? CutlassTile{256, 128} : CutlassTile{128, 256};
-}
-inline AutoPlan cutlass_plan(bool a_kmajor, bool b_kmajor) {
-  const CutlassTile t = cutlass_tile(a_kmajor, b_kmajor);
-  return {AutoKernel::kCutlass, t.bm, t.bn};
-}
-// The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for a layout: the large one
-// (cutlass_tile), 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32
-// (small products).
+inline constexpr CutlassTile kCutlassLargeTile{128, 256};
+inline AutoPlan cutlass_plan() { return {AutoKernel::kCutlass, kCutlassLargeTile.bm, kCutlassLargeTile.bn}; }
+// The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for every layout: the large one,
+// 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32 (small products).
 inline constexpr int kCutlassTileCount = 6;
-inline constexpr CutlassTile cutlass_tile_at(int i, bool a_kmajor, bool b_kmajor) {
-  return i == 0 ? cutlass_tile(a_kmajor, b_kmajor)
+inline constexpr CutlassTile cutlass_tile_at(int i) {
+  return i == 0 ? kCutlassLargeTile
          : i == 1 ? CutlassTile{128, 128}
          : i == 2 ? CutlassTile{64, 64}
          : i == 3 ? CutlassTile{32, 128}
          : i == 4 ? CutlassTile{128, 32}
                   : CutlassTile{32, 32};
 }
-inline constexpr bool cutlass_tile_built(int rows, int cols, bool a_kmajor, bool b_kmajor) {
+inline constexpr bool cutlass_tile_built(int rows, int cols) {
   for (int i = 0; i < kCutlassTileCount; ++i)
-    if (cutlass_tile_at(i, a_kmajor, b_kmajor).bm == rows && cutlass_tile_at(i, a_kmajor, b_kmajor).bn == cols)
-      return true;
+    if (cutlass_tile_at(i).bm == rows && cutlass_tile_at(i).bn == cols) return true;
   return false;
 }
 
@@ -193,7 +186,7 @@ inline bool& forced_plan_refused() {
 // A table's `streamk` entry (x @ W^T, both operands K-major): CUTLASS's kernel on its large
 // tile with its own stream-K schedule (splits 0: auto/cutlass_simt.h), which shares the k
 // iterations of a last wave's tiles out between about one block per SM.
-inline constexpr CutlassTile kCutlassStreamKTile = cutlass_tile(true, true);
+inline constexpr CutlassTile kCutlassStreamKTile = kCutlassLargeTile;
 inline AutoPlan cutlass_streamk_plan() {
   AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
   plan.splits = 0;
@@ -620,7 +613,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   if (!(plan.kernel == AutoKernel::kCutlass || (copied && batch == 1 && b_kmajor))) return std::nullopt;
   const bool b_k = b_kmajor && !copied;
   for (int i = 0; i < kCutlassTileCount; ++i) {
-    const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_k);
+    const CutlassTile t = cutlass_tile_at(i);
     if (t.bm != plan.mt || t.bn != plan.nw) continue;
     put(cutlass_features(M, N, K, batch, a_kmajor, b_k, i, t.bm, t.bn, plan.splits, sms), 0);
     if (copied) f[kCutlassFeatures + kSkinnyFeatures] = 1, f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * K * N / 1e6;
@@ -681,7 +674,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   for (const bool copied : {false, true}) {
     if (copied && !(batch == 1 && b_kmajor && transpose_fits(N, K))) break;
     for (int i = 0; i < kCutlassTileCount; ++i) {
-      const CutlassTile t = cutlass_tile_at(i, a_kmajor, b_kmajor && !copied);
+      const CutlassTile t = cutlass_tile_at(i);
       for (int64_t s : kExactSplits) {
         if (s > 1 && (batch > 1 || iters / s < kMinSliceIters)) break;
         AutoPlan plan{copied ? AutoKernel::kCutlassBCopied : AutoKernel::kCutlass, t.bm, t.bn};
@@ -746,7 +739,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
-    if (cutlass) return cutlass_plan(a_kmajor, b_kmajor);
+    if (cutlass) return cutlass_plan();
   } else if (e && e->kernel == AutoKernel::kCutlassStreamK) {
     if (cutlass && a_kmajor && b_kmajor) return cutlass_streamk_plan();
   } else if (e && e->transposed) {
