@@ -50,24 +50,65 @@ CASES = [
     (260, 132, 33, "col", "row", 0, 0, None),  # both M-major: whole slices, the first starting early,
     (1028, 2052, 37, "row", "row", 0, 0, None),  # NN with A transposed first,
     (1024, 2048, 301, "row", "row", 1, 1, None),  # and with B realigned first
-    (2048, 2048, 517, "col", "row", 0, 0, None),  # CUTLASS's SIMT kernel (auto's rule): 256 x 128 tiles,
+    (2048, 2048, 517, "col", "row", 0, 0, None),  # CUTLASS's SIMT kernel on its tiles,
     (2040, 2047, 513, "row", "row", 1, 1, None),  # 128 x 256, odd sizes, operands off 16 bytes
     (1030, 3000, 1003, "row", "col", 1, 1, None),  # its stream-K kernel (x @ W^T): under a wave of tiles,
     (2000, 3000, 700, "row", "col", 0, 0, None),  # a wave of whole tiles, then the rest's k shared out
 ]
 
+# Each of auto's CUTLASS SIMT tiles forced (_C.force_auto_plan), whole and with K split 3 ways,
+# on unaligned products of every layout, operands off 4 and 12 bytes, batched: the cases above
+# reach only the tiles auto's plan picks for them.
+FORCED_CASES = [
+    (131, 263, 77, "row", "col", 1, 1, None),  # NT
+    (97, 130, 203, "col", "row", 0, 3, None),  # TN
+    (70, 45, 90, "col", "col", 2, 1, 2),  # TT, batched
+    (45, 70, 61, "row", "row", 0, 0, 3),  # NN, batched
+]
+
+
+def cutlass_tiles() -> list[tuple[int, int]]:
+    """The tiles auto's CUTLASS candidates use (gemmtiles._C.exact_candidates on a large product)."""
+    from gemmtiles._ops import _C
+
+    if not _C.cutlass_kernels():
+        return []
+    plans = _C.exact_candidates(4096, 4096, 4096, 1, True, False, True, 132, True)
+    return sorted({(p.mt, p.nw) for p, _ in plans if p.kernel == "cutlass"})
+
+
+def run_case(tier, m, n, k, la, lb, pad, off, batch) -> None:
+    a = operand(m, k, "cuda", la, pad, off, batch)
+    b = operand(k, n, "cuda", lb, pad, off)
+    c = torch.randn(n, device="cuda")
+    out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
+    torch.cuda.synchronize()
+    assert_gemm_close(out, a, b, c, 0.5, -1.0, precision=BY_NAME[tier].precision)
+
 
 def main() -> int:
     tiers = sys.argv[1:] or gemmtiles.tiers("cuda")
     for tier in tiers:
-        for m, n, k, la, lb, pad, off, batch in CASES:
-            a = operand(m, k, "cuda", la, pad, off, batch)
-            b = operand(k, n, "cuda", lb, pad, off)
-            c = torch.randn(n, device="cuda")
-            out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
-            torch.cuda.synchronize()
-            assert_gemm_close(out, a, b, c, 0.5, -1.0, precision=BY_NAME[tier].precision)
+        for case in CASES:
+            run_case(tier, *case)
         print(f"{tier}: {len(CASES)} cases ok", flush=True)
+        if tier != "auto":
+            continue
+        from gemmtiles._ops import _C
+
+        ran = 0
+        for mt, nw in cutlass_tiles():
+            for splits in (1, 3):
+                for case in FORCED_CASES:
+                    _C.force_auto_plan("cutlass", mt, nw, 1, splits, 0)
+                    try:
+                        run_case(tier, *case)
+                        if _C.forced_plan_refused():
+                            raise AssertionError(f"CUTLASS {mt} x {nw}, {splits} splits refused {case}")
+                    finally:
+                        _C.force_auto_plan()
+                    ran += 1
+        print(f"auto: {ran} forced CUTLASS tile cases ok", flush=True)
     return 0
 
 
