@@ -10,6 +10,7 @@
 #include <cutlass/gemm/device/gemm_universal.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle_streamk.h>
 
+#include <array>
 #include <string>
 #include <type_traits>
 
@@ -47,6 +48,18 @@ constexpr int BM = 64, BN = 64, BK = 8, WM = 32, WN = 64, ST = 5;
 constexpr int BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, ST = 4;
 #elif CFG == 11
 constexpr int BM = 64, BN = 128, BK = 8, WM = 32, WN = 64, ST = 5;
+#elif CFG == 12
+constexpr int BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, ST = 5;
+#elif CFG == 13
+constexpr int BM = 32, BN = 128, BK = 8, WM = 32, WN = 32, ST = 5;
+#elif CFG == 14
+constexpr int BM = 32, BN = 128, BK = 8, WM = 32, WN = 64, ST = 5;
+#elif CFG == 15
+constexpr int BM = 64, BN = 128, BK = 8, WM = 64, WN = 32, ST = 5;
+#elif CFG == 16
+constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, ST = 3;
+#elif CFG == 17
+constexpr int BM = 32, BN = 64, BK = 8, WM = 32, WN = 32, ST = 4;
 #endif
 // clang-format on
 
@@ -103,9 +116,16 @@ void run_layout(cublasHandle_t hd, Bufs& x, int M, int N, int K, int avail) {
 }
 
 int main(int argc, char** argv) {
-  const int shapes[][3] = {{4096, 4096, 4096}, {2048, 2048, 2048}, {3531, 5185, 5907}, {4165, 11235, 1188},
-                           {2830, 5752, 671},  {1051, 3699, 5807}, {955, 1063, 1781},  {1032, 1024, 409},
-                           {584, 898, 1555},   {6140, 212, 287}};
+  // argv[2] "small": products of a few to a few hundred microseconds, for the small tiles.
+  const std::vector<std::array<int, 3>> large = {{4096, 4096, 4096}, {2048, 2048, 2048}, {3531, 5185, 5907},
+                                                 {4165, 11235, 1188}, {2830, 5752, 671}, {1051, 3699, 5807},
+                                                 {955, 1063, 1781},  {1032, 1024, 409},  {584, 898, 1555},
+                                                 {6140, 212, 287}};
+  const std::vector<std::array<int, 3>> small = {{955, 1063, 1781}, {1032, 1024, 409}, {584, 898, 1555},
+                                                 {6140, 212, 287},  {413, 373, 144},   {194, 861, 1556},
+                                                 {874, 358, 855},   {235, 2431, 2147}, {65, 575, 2881},
+                                                 {1827, 139, 2132}, {100, 2146, 164},  {258, 5257, 3750}};
+  const auto& shapes = argc > 2 && std::string(argv[2]) == "small" ? small : large;
   const size_t maxe = size_t(1) << 26;
   Bufs x{};
   CHECK(cudaMalloc(&x.a, maxe * 4));
