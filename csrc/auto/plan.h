@@ -186,9 +186,8 @@ inline bool& forced_plan_refused() {
 // A table's `streamk` entry (x @ W^T, both operands K-major): CUTLASS's kernel on its large
 // tile with its own stream-K schedule (splits 0: auto/cutlass_simt.h), which shares the k
 // iterations of a last wave's tiles out between about one block per SM.
-inline constexpr CutlassTile kCutlassStreamKTile = kCutlassLargeTile;
 inline AutoPlan cutlass_streamk_plan() {
-  AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassStreamKTile.bm, kCutlassStreamKTile.bn};
+  AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassLargeTile.bm, kCutlassLargeTile.bn};
   plan.splits = 0;
   return plan;
 }
