@@ -129,8 +129,8 @@ def problems(rows: dict, sms: int):
 
 
 # The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile
-# its serial iterations, its FMAs per SM (millions) in three layout classes and its waves, then
-# the skinny kernels' and the copy's.
+# its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
+# SM (millions) and its waves, then the skinny kernels' and the copies'.
 GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 5, 2
 
 
@@ -149,7 +149,7 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     y = np.array([us for p in probs.values() for _, _, us in p["candidates"]])
     lower = np.zeros(x.shape[1])
     for t in range(_tiles()):  # microseconds per million FMAs on one SM, at least the peak's
-        lower[GLOBAL_FEATURES + PER_TILE * t + 1:GLOBAL_FEATURES + PER_TILE * t + 4] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
+        lower[GLOBAL_FEATURES + PER_TILE * t + 1] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
     used = np.abs(x).sum(axis=0) > 0
     params = np.array(_C.exact_model())
     sol = lsq_linear(x[:, used] / y[:, None], np.ones(len(y)), bounds=(lower[used], np.inf)).x

@@ -26,7 +26,7 @@ from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
 KERNELS = ["skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 128", "cutlass 128 x 32",
-           "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large", "B copied, cutlass", "own split tiles", "tf32"]
+           "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large", "copied, cutlass", "own split tiles", "tf32"]
 COLORS = ["#fde0dd", "#fa9fb5", "#deebf7", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c", "#74c476",
           "#ffffb2", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
@@ -36,8 +36,8 @@ NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128
 def kernel(m: int, nk: int, layout: str, tensor_cores: str = "none") -> str:
     plan = _C.auto_plan(int(m), int(nk), int(nk), 1, layout[1] == "T", True, SMS, layout[0] == "N", None, True,
                         True, tensor_cores=tensor_cores)
-    if plan.kernel == "cutlass_b_copied":
-        return "B copied, cutlass"
+    if plan.kernel.endswith("_copied"):
+        return "copied, cutlass"
     if plan.kernel == "cutlass":
         return "cutlass large" if plan.mt * plan.nw == 128 * 256 else f"cutlass {plan.mt} x {plan.nw}"
     if plan.kernel == "split_tile":

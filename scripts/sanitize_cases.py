@@ -58,13 +58,18 @@ CASES = [
 
 # Each of auto's CUTLASS SIMT tiles forced (_C.force_auto_plan), whole and with K split 3 ways,
 # on unaligned products of every layout, operands off 4 and 12 bytes, batched: the cases above
-# reach only the tiles auto's plan picks for them.
+# reach only the tiles auto's plan picks for them. Then on one tile, the K-major operands
+# copied transposed first (COPYING), where a case has them.
 FORCED_CASES = [
     (131, 263, 77, "row", "col", 1, 1, None),  # NT
     (97, 130, 203, "col", "row", 0, 3, None),  # TN
     (70, 45, 90, "col", "col", 2, 1, 2),  # TT, batched
     (45, 70, 61, "row", "row", 0, 0, 3),  # NN, batched
 ]
+
+
+# The copying CUTLASS plans, with the operands each copies: (kernel, A, B).
+COPYING = [("cutlass_a_copied", True, False), ("cutlass_b_copied", False, True), ("cutlass_ab_copied", True, True)]
 
 
 def cutlass_tiles() -> list[tuple[int, int]]:
@@ -105,6 +110,20 @@ def main() -> int:
                         run_case(tier, *case)
                         if _C.forced_plan_refused():
                             raise AssertionError(f"CUTLASS {mt} x {nw}, {splits} splits refused {case}")
+                    finally:
+                        _C.force_auto_plan()
+                    ran += 1
+        for kernel, copies_a, copies_b in COPYING if cutlass_tiles() else []:
+            for case in FORCED_CASES:
+                m, n, k, la, lb, pad, off, batch = case
+                if (copies_a and la != "row") or (copies_b and lb != "col"):
+                    continue  # only a K-major operand is copied
+                for splits in (1,) if batch else (1, 3):
+                    _C.force_auto_plan(kernel, 64, 64, 1, splits, 0)
+                    try:
+                        run_case(tier, *case)
+                        if _C.forced_plan_refused():
+                            raise AssertionError(f"{kernel}, {splits} splits refused {case}")
                     finally:
                         _C.force_auto_plan()
                     ran += 1

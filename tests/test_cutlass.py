@@ -22,6 +22,9 @@ LAYOUTS = ("NN", "NT", "TN", "TT")
 
 # The CUTLASS SIMT tiles, the same on every layout (cutlass_tile_at in csrc/auto/plan.h).
 TILES = [(128, 256), (128, 128), (64, 64), (32, 128), (128, 32), (32, 32)]
+# CUTLASS's kernel on the operands as they lie, then after a transposing copy of a K-major A,
+# B or both.
+CUTLASS_KERNELS = ("cutlass", "cutlass_a_copied", "cutlass_b_copied", "cutlass_ab_copied")
 
 
 def _problems(count, seed):
@@ -54,9 +57,9 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
             assert a_k if plan.mt < 128 else _C.async_tile_ok(m, n, a_k, True, b_k, b_vec), where
             assert plan.splits == 1 or (k + 7) // 8 // plan.splits >= 4, where
             continue
-        assert plan.kernel in ("cutlass", "cutlass_b_copied"), where
-        copied = plan.kernel == "cutlass_b_copied"
-        assert not copied or (batch == 1 and b_k), where
+        assert plan.kernel in CUTLASS_KERNELS, where
+        assert a_k or plan.kernel not in ("cutlass_a_copied", "cutlass_ab_copied"), where
+        assert b_k or plan.kernel not in ("cutlass_b_copied", "cutlass_ab_copied"), where
         assert (plan.mt, plan.nw) in TILES, where
         assert plan.splits >= 1 and (plan.splits == 1 or (batch == 1 and (k + 7) // 8 // plan.splits >= 4)), where
 
@@ -65,11 +68,18 @@ def test_candidates_cover_each_tile_and_split():
     cands = [c for c, _ in _C.exact_candidates(2048, 2048, 4096, 1, True, True, True, H100_SMS)]
     kinds = {(c.kernel, c.mt, c.nw) for c in cands}
     assert {("cutlass", *t) for t in TILES} <= kinds
-    assert {("cutlass_b_copied", *t) for t in TILES} <= kinds
+    for copied in CUTLASS_KERNELS[1:]:
+        assert {(copied, *t) for t in TILES} <= kinds
     assert {c.splits for c in cands} == {1, 2, 3, 4, 6, 8, 12, 16}
-    # A batch of products runs data-parallel; B copied only for one product.
+    # A batch of products runs data-parallel, its K-major operands copied or not.
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)]
-    assert {c.splits for c in batched} == {1} and all(c.kernel == "cutlass" for c in batched)
+    assert {c.splits for c in batched} == {1}
+    assert {c.kernel for c in batched} == set(CUTLASS_KERNELS)
+    # Only a K-major operand is copied: none of TN's, A of NN's, B of TT's.
+    for a_k, b_k, copies in [(False, False, {"cutlass"}), (True, False, {"cutlass", "cutlass_a_copied"}),
+                             (False, True, {"cutlass", "cutlass_b_copied"})]:
+        got = {c.kernel for c, _ in _C.exact_candidates(2048, 2048, 4096, 1, a_k, b_k, True, H100_SMS)}
+        assert got & set(CUTLASS_KERNELS) == copies, (a_k, b_k)
     # gemmtiles' own tiles: 32 and 64 rows for a row-major A, the pipelined 128 x 128 tile
     # where it takes the operands.
     own = {(c.mt, c.nw) for c, _ in _C.exact_candidates(512, 512, 4096, 1, True, True, True, H100_SMS)
@@ -87,7 +97,7 @@ def test_candidates_cover_each_tile_and_split():
 def test_model_splits_deep_k_on_few_tiles():
     # 64 x 64 x 16384: one tile's 2048 serial k iterations; split, the SMs share them.
     plan = _C.auto_plan(64, 64, 16384, 1, False, True, H100_SMS, True, None, True, True)
-    assert plan.kernel == "cutlass" and plan.splits > 1
+    assert plan.kernel in CUTLASS_KERNELS and plan.splits > 1
     # Many full waves: data-parallel.
     assert _C.auto_plan(8192, 8192, 1024, 1, False, True, H100_SMS, True, None, True, True).splits == 1
 
@@ -115,6 +125,13 @@ def forced(kernel, mt=0, nw=0, splits=1):
         _C.force_auto_plan()
 
 
+def _copies(a, b):
+    """The copying CUTLASS plans that take a and b: those copying K-major operands alone."""
+    a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
+    copies = [("cutlass_a_copied", True, False), ("cutlass_b_copied", False, True), ("cutlass_ab_copied", True, True)]
+    return [kernel for kernel, copies_a, copies_b in copies if (a_k or not copies_a) and (b_k or not copies_b)]
+
+
 def _operands(m, n, k, layout, pad=0, batch=None):
     a = operand(m, k, "cuda", "row" if layout[0] == "N" else "col", pad=pad, offset=1 if pad else 0, batch=batch)
     b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row", pad=pad + 2 if pad else 0,
@@ -137,8 +154,9 @@ def test_each_cutlass_candidate_is_right(layout, tile, splits):
             mt, nw = TILES[tile]
             with forced("cutlass", mt, nw, splits):
                 check_tier("auto", a, b, alpha=-1.5)
-            if b.stride(1) != 1:  # B K-major: also copied row-major first
-                with forced("cutlass_b_copied", mt, nw, splits):
+            # A K-major operand also copied transposed first.
+            for copied in _copies(a, b):
+                with forced(copied, mt, nw, splits):
                     check_tier("auto", a, b, alpha=0.5)
 
 
@@ -152,6 +170,15 @@ def test_cutlass_batched_is_right(layout):
             mt, nw = TILES[tile]
             with forced("cutlass", mt, nw, 1):
                 check_tier("auto", a, b)
+            for copied in _copies(a, b):
+                with forced(copied, mt, nw, 1):
+                    check_tier("auto", a, b, alpha=0.5)
+    # A B shared by the batch (batch stride 0) is copied once.
+    a, b = _operands(70, 50, 90, layout, batch=3)
+    b = b[:1].expand(3, -1, -1)
+    for copied in _copies(a, b):
+        with forced(copied, 64, 64, 1):
+            check_tier("auto", a, b)
 
 
 def _c_operand(c_shape, m, n):
@@ -235,7 +262,7 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert not any("cutlass" in x for x in names), (plan, names)
     else:
         assert any("cutlass" in x for x in names), (plan, names)
-        assert any("transpose" in x for x in names) == (plan.kernel == "cutlass_b_copied"), (plan, names)
+        assert any("transpose" in x for x in names) == plan.kernel.endswith("_copied"), (plan, names)
 
 
 def test_a_tables_exact_model_line_sets_the_model():

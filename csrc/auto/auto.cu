@@ -65,11 +65,13 @@ at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t l
 
 // The transpose of the rows x cols matrix at `data` (row pitch ld, unit column stride): a
 // cols x rows matrix of row pitch `pitch` (>= rows; the pad is never read), made on the
-// current stream. The caller checks transpose_fits(rows, cols).
+// current stream; of each of `batch` such matrices, `bs` floats apart, where batch > 1 (at
+// most 65535): a (batch, cols, pitch) tensor. The caller checks transpose_fits(rows, cols).
 at::Tensor transposed_copy(const float* data, int64_t rows, int64_t cols, int64_t ld, int64_t pitch,
-                           c10::DeviceIndex device) {
-  at::Tensor t = at::empty({cols, pitch}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
-  launch_transpose(data, rows, cols, ld, t.data_ptr<float>(), pitch, c10::cuda::getCurrentCUDAStream());
+                           c10::DeviceIndex device, int64_t batch = 1, int64_t bs = 0) {
+  at::Tensor t = at::empty({batch, cols, pitch}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+  launch_transpose(data, rows, cols, ld, t.data_ptr<float>(), pitch, c10::cuda::getCurrentCUDAStream(), batch, bs,
+                   cols * pitch);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return t;
 }
@@ -154,8 +156,12 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
       return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
              (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k));
     case AutoKernel::kCutlassBCopied:
-      return cutlass_simt_runs(p, device) && p.batch == 1 && b_k && cutlass_tile_built(plan.mt, plan.nw) &&
-             transpose_fits(p.N, p.K);
+    case AutoKernel::kCutlassACopied:
+    case AutoKernel::kCutlassABCopied:
+      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
+             (plan.splits == 1 || p.batch == 1) &&
+             (!copies_a(plan.kernel) || (a_k && copy_a_fits(p.M, p.K, p.batch))) &&
+             (!copies_b(plan.kernel) || (b_k && copy_b_fits(p.N, p.K, p.batch)));
     case AutoKernel::kTf32:
     case AutoKernel::kTf32x3:
       return tensor_cores_here(device) != TensorCoreMath::kNone;
@@ -312,16 +318,29 @@ void launch_auto(const GemmProblem& p) {
     return;
   }
 #endif
-  if (plan.kernel == AutoKernel::kCutlassBCopied) {
-    // B column-major is the N x K row-major matrix at p.b (pitch b_cs); its transpose, K x N
-    // with rows padded to 16 bytes, is B row-major.
-    const int64_t ld = (p.N + 3) / 4 * 4;
-    const at::Tensor t = transposed_copy(p.b, p.N, p.K, p.b_cs, ld, device);
+  if (copies_a(plan.kernel) || copies_b(plan.kernel)) {
+    // The K-major operands copied transposed, their rows padded to 16 bytes: A row-major, the
+    // M x K matrix at p.a (pitch a_rs), into A column-major (K x M, row-major); B
+    // column-major, the N x K matrix at p.b (pitch b_cs), into B row-major (K x N). An operand
+    // shared by a batch (batch stride 0) is copied once.
     GemmProblem q = p;
-    q.b = t.data_ptr<float>();
-    q.b_rs = ld;
-    q.b_cs = 1;
-    q.b_bs = 0;
+    at::Tensor a, b;  // alive until the launch is queued; the allocator orders their reuse
+    if (copies_a(plan.kernel)) {
+      const int64_t ld = (p.M + 3) / 4 * 4, n = p.a_bs == 0 ? 1 : p.batch;
+      a = transposed_copy(p.a, p.M, p.K, p.a_rs, ld, device, n, p.a_bs);
+      q.a = a.data_ptr<float>();
+      q.a_rs = 1;
+      q.a_cs = ld;
+      q.a_bs = n == 1 ? 0 : p.K * ld;
+    }
+    if (copies_b(plan.kernel)) {
+      const int64_t ld = (p.N + 3) / 4 * 4, n = p.b_bs == 0 ? 1 : p.batch;
+      b = transposed_copy(p.b, p.N, p.K, p.b_cs, ld, device, n, p.b_bs);
+      q.b = b.data_ptr<float>();
+      q.b_rs = ld;
+      q.b_cs = 1;
+      q.b_bs = n == 1 ? 0 : p.K * ld;
+    }
 #if GEMMTILES_CUTLASS
     launch_cutlass_simt(q, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
     C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -10,11 +10,14 @@
 //      a launch; a split's extra work (its workspace and fix-up), and its partial tiles' bytes;
 //      the operands' compulsory bytes;
 //      per tile: the serial k iterations a block runs (waves x iterations per block: the
-//      latency a lone block cannot hide), and the FMAs an SM runs (the same, times the blocks
-//      an SM holds at once, times the tile's FMAs per iteration; one rate per layout class,
-//      since a K-major operand is transposed on its way to shared memory), and its waves.
-//  - The same after a copy of a column-major B (x @ W^T) into a row-major one: a launch and
-//    the copy's bytes, plus the NN product's estimate.
+//      latency a lone block cannot hide), the FMAs an SM runs (the same, times the blocks an
+//      SM holds at once, times the tile's FMAs per iteration), the elements of a K-major A
+//      and of a K-major B an SM copies into shared memory in that time (each transposed on
+//      its way, one float at a time: a cost per element of its own for each operand and
+//      tile, which tells NN from TT on a tile of more rows than columns), and its waves.
+//  - The same after a transposing copy of a K-major A, B or both into an M-major A and an
+//    N-major B: a launch and the bytes of each copy, plus the estimate of the product that
+//    then runs (A column-major and B row-major: CUTLASS's fastest layout).
 //  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
 //    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
 //    reduction's launch).
@@ -35,41 +38,37 @@ inline constexpr int kExactTiles = 9, kOwnTile0 = 6;
 inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2};
 // Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
 // reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
-// iterations, its FMAs per SM in three layout classes, and its waves.
+// iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
 inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
 inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 5;
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
   std::array<double, kSkinnyFeatures> skinny;
-  // B copied row-major first (kCutlassBCopied): a launch, and microseconds per MB read and
-  // written.
+  // The transposing copies of a K-major operand before CUTLASS's kernel (copies_a, copies_b in
+  // auto/plan.h): microseconds per launch, and per MB read and written.
   std::array<double, 2> copy;
 };
 
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
 // (python -m gemmtiles.exact_fit; docs/auto.md): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
-// 128 x 128); the skinny kernels'; the copy's.
+// 128 x 128); the skinny kernels'; the copies'.
 inline constexpr ExactModel kExactModel{
-    {4.53171, 3.82551, 0, 0.141606, 0.0263591, 0.0279785,
-     0.108133, 4.49928, 4.92223, 5.60481, 6.14276,
-     0.159415, 4.34158, 4.84644, 5.91862, 1.73315,
-     0.223139, 4.54394, 6.10509, 8.96838, 0,
-     0.253376, 4.62393, 5.14453, 11.2285, 0.207195,
-     0.233389, 4.76217, 7.68105, 9.00623, 0.570822,
-     0.169153, 5.84515, 11.2956, 19.2283, 0,
-     0.661629, 4.53235, 4.46241, 4.62612, 4.41143,
-     0.256952, 5.31575, 5.15908, 4.38003, 5.21112,
-     0.43502, 3.94571, 3.94571, 4.02347, 9.55466},
-    {5.67659, 0.408451, 12.5199, 1.91171, 6.69281},
-    {3.09065, 0.314189}};
+    {4.43433, 3.73762, 0, 0.130977, 0.0713152, 0.0304962,
+     0.138006, 4.36264, 101.515, 81.6916, 6.45268,
+     0.172325, 4.20013, 75.0524, 109.979, 1.79078,
+     0.236705, 4.35635, 106.628, 143.027, 0.0819487,
+     0.242413, 4.59962, 77.0365, 179.557, 0.23919,
+     0.257565, 4.56009, 93.1924, 139.41, 0.42339,
+     0.182167, 5.56698, 171.284, 237.929, 0,
+     0.652269, 4.43501, 0.140371, 4.5628, 4.4562,
+     0.261743, 4.50303, 0.0487965, 0, 5.49917,
+     0.423996, 3.946, 0, 11.4379, 9.77952},
+    {5.66306, 0.403711, 12.5487, 1.90479, 6.42867},
+    {3.0639, 0.35172}};
 
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The layout class of the CUTLASS features: 0 with no K-major operand (TN), 1 with one (NN,
-// TT), 2 with both (NT).
-inline int layout_class(bool a_kmajor, bool b_kmajor) { return int(a_kmajor) + int(b_kmajor); }
 
 // The features of tile `tile` (rows bm x cols bn) on an M x N x K product, `batch` of them
 // (each data-parallel: splits 1), K in `splits` slices, on `sms` SMs.
@@ -96,7 +95,10 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   f[5] = split ? double(blocks) / double(sms) : 0;
   double* t = f.data() + kGlobalFeatures + kPerTileFeatures * tile;
   t[0] = waves * per_block;
-  t[1 + layout_class(a_kmajor, b_kmajor)] = waves * per_block * held * bm * bn * 8 / 1e6;
+  const double per_sm = waves * per_block * held * 8 / 1e6;  // k steps an SM runs, in millions
+  t[1] = per_sm * bm * bn;
+  t[2] = a_kmajor ? per_sm * bm : 0;
+  t[3] = b_kmajor ? per_sm * bn : 0;
   t[4] = waves;
   return f;
 }

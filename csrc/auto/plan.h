@@ -15,10 +15,12 @@
 
 namespace gemmtiles {
 
-// kCutlassBCopied: a column-major B (x @ W^T) copied row-major first, then CUTLASS's kernel
-// on that NN product (its K-major B is the SIMT kernels' slow side).
+// kCutlassACopied, kCutlassBCopied, kCutlassABCopied: CUTLASS's kernel after a transposing
+// copy of a K-major A (row-major: activations) into an M-major one, of a K-major B (x @ W^T)
+// into an N-major one, or of both: a K-major operand is the SIMT kernels' slow side, since
+// its copies into shared memory are transposed one float at a time (copies_a, copies_b).
 enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK, kTf32, kTf32x3,
-                        kCutlassBCopied };
+                        kCutlassBCopied, kCutlassACopied, kCutlassABCopied };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
@@ -28,6 +30,8 @@ inline const char* auto_kernel_name(AutoKernel k) {
     case AutoKernel::kCutlass: return "cutlass";
     case AutoKernel::kCutlassStreamK: return "cutlass_streamk";
     case AutoKernel::kCutlassBCopied: return "cutlass_b_copied";
+    case AutoKernel::kCutlassACopied: return "cutlass_a_copied";
+    case AutoKernel::kCutlassABCopied: return "cutlass_ab_copied";
     case AutoKernel::kTf32: return "tf32";
     case AutoKernel::kTf32x3: return "tf32x3";
     default: return "warptile";
@@ -37,9 +41,29 @@ inline const char* auto_kernel_name(AutoKernel k) {
 inline std::optional<AutoKernel> parse_auto_kernel(const std::string& name) {
   for (AutoKernel k : {AutoKernel::kWarptile, AutoKernel::kSkinnyKMajor, AutoKernel::kSkinnyNMajor, AutoKernel::kSplitTile,
                        AutoKernel::kCutlass, AutoKernel::kCutlassStreamK, AutoKernel::kTf32, AutoKernel::kTf32x3,
-                       AutoKernel::kCutlassBCopied})
+                       AutoKernel::kCutlassBCopied, AutoKernel::kCutlassACopied, AutoKernel::kCutlassABCopied})
     if (name == auto_kernel_name(k)) return k;
   return std::nullopt;
+}
+
+// Which operands a CUTLASS plan copies, transposed, before its kernel runs.
+inline constexpr bool copies_a(AutoKernel k) {
+  return k == AutoKernel::kCutlassACopied || k == AutoKernel::kCutlassABCopied;
+}
+inline constexpr bool copies_b(AutoKernel k) {
+  return k == AutoKernel::kCutlassBCopied || k == AutoKernel::kCutlassABCopied;
+}
+inline constexpr AutoKernel cutlass_kernel_copying(bool a, bool b) {
+  return a ? (b ? AutoKernel::kCutlassABCopied : AutoKernel::kCutlassACopied)
+           : (b ? AutoKernel::kCutlassBCopied : AutoKernel::kCutlass);
+}
+// Whether the transposing copies of a batch of `batch` products take a K-major A (M x K) and
+// a K-major B (N x K): one launch per operand, a grid layer per entry (auto/transpose.h).
+inline constexpr bool copy_a_fits(int64_t M, int64_t K, int64_t batch) {
+  return batch <= 65535 && transpose_fits(M, K);
+}
+inline constexpr bool copy_b_fits(int64_t N, int64_t K, int64_t batch) {
+  return batch <= 65535 && transpose_fits(N, K);
 }
 
 struct AutoPlan {
@@ -608,14 +632,15 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), 0);
     return f;
   }
-  const bool copied = plan.kernel == AutoKernel::kCutlassBCopied;
-  if (!(plan.kernel == AutoKernel::kCutlass || (copied && batch == 1 && b_kmajor))) return std::nullopt;
-  const bool b_k = b_kmajor && !copied;
+  const bool ca = copies_a(plan.kernel), cb = copies_b(plan.kernel);
+  if (!(plan.kernel == AutoKernel::kCutlass || ca || cb) || (ca && !a_kmajor) || (cb && !b_kmajor)) return std::nullopt;
   for (int i = 0; i < kCutlassTileCount; ++i) {
     const CutlassTile t = cutlass_tile_at(i);
     if (t.bm != plan.mt || t.bn != plan.nw) continue;
-    put(cutlass_features(M, N, K, batch, a_kmajor, b_k, i, t.bm, t.bn, plan.splits, sms), 0);
-    if (copied) f[kCutlassFeatures + kSkinnyFeatures] = 1, f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * K * N / 1e6;
+    put(cutlass_features(M, N, K, batch, a_kmajor && !ca, b_kmajor && !cb, i, t.bm, t.bn, plan.splits, sms), 0);
+    // The copies: a launch each, and each operand copied read and written once.
+    f[kCutlassFeatures + kSkinnyFeatures] = int(ca) + int(cb);
+    f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * double(K) * (double(ca) * M + double(cb) * N) * batch / 1e6;
     return f;
   }
   return std::nullopt;
@@ -636,19 +661,27 @@ inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
   return m;
 }
 
-// The estimate of a plan by the exact-kernel model, in microseconds; infinity for a plan the
-// model does not cover.
+// A plan that copies an operand first ranks at its estimate times kCopyMargin: near a tie the
+// operands stay as they lie, since a copy's cost (a launch, a workspace from the allocator, a
+// pass over memory) varies more than the model's few features of it tell (fitted on the
+// training seed's halves, each choosing for the other: docs/auto.md).
+inline constexpr double kCopyMargin = 1.05;
+
+// The estimate of a plan by the exact-kernel model, in microseconds, as auto ranks it (a copying
+// plan's times kCopyMargin); infinity for a plan the model does not cover.
 inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                             bool b_kmajor, int64_t sms,
                             const std::array<double, kExactModelSize>& params = exact_model_params()) {
   const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
-  return f ? exact_estimate_us(*f, params) : 1e300;
+  if (!f) return 1e300;
+  return exact_estimate_us(*f, params) * (copies_a(plan.kernel) || copies_b(plan.kernel) ? kCopyMargin : 1.0);
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
-// its rows, and CUTLASS's tiles, data-parallel or (one product) with K split, on B as it lies
-// or (x @ W^T) copied row-major first. exact_plan: the one of least estimate, the first of
-// equals.
+// its rows, gemmtiles' own split tiles (one product), and CUTLASS's tiles, data-parallel or
+// (one product) with K split, on the operands as they lie or with a K-major one copied
+// transposed first (A, B or both: copies_a, copies_b). exact_plan: the one of least
+// estimate, the first of equals.
 inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                                               bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
   std::vector<AutoPlan> all;
@@ -669,17 +702,19 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
     }
   }
   if (M <= skinny_max_m(b_kmajor)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
-  // A column-major B of one product may be copied row-major first (kCutlassBCopied).
-  for (const bool copied : {false, true}) {
-    if (copied && !(batch == 1 && b_kmajor && transpose_fits(N, K))) break;
-    for (int i = 0; i < kCutlassTileCount; ++i) {
-      const CutlassTile t = cutlass_tile_at(i);
-      for (int64_t s : kExactSplits) {
-        if (s > 1 && (batch > 1 || iters / s < kMinSliceIters)) break;
-        AutoPlan plan{copied ? AutoKernel::kCutlassBCopied : AutoKernel::kCutlass, t.bm, t.bn};
-        plan.splits = s;
-        plan.k_slice = ceil_div64(K, s);
-        consider(plan);
+  for (const bool copy_a : {false, true}) {
+    if (copy_a && !(a_kmajor && copy_a_fits(M, K, batch))) break;
+    for (const bool copy_b : {false, true}) {
+      if (copy_b && !(b_kmajor && copy_b_fits(N, K, batch))) break;
+      for (int i = 0; i < kCutlassTileCount; ++i) {
+        const CutlassTile t = cutlass_tile_at(i);
+        for (int64_t s : kExactSplits) {
+          if (s > 1 && (batch > 1 || iters / s < kMinSliceIters)) break;
+          AutoPlan plan{cutlass_kernel_copying(copy_a, copy_b), t.bm, t.bn};
+          plan.splits = s;
+          plan.k_slice = ceil_div64(K, s);
+          consider(plan);
+        }
       }
     }
   }
