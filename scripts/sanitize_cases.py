@@ -101,32 +101,23 @@ def main() -> int:
             continue
         from gemmtiles._ops import _C
 
-        ran = 0
-        for mt, nw in cutlass_tiles():
-            for splits in (1, 3):
-                for case in FORCED_CASES:
-                    _C.force_auto_plan("cutlass", mt, nw, 1, splits, 0)
-                    try:
-                        run_case(tier, *case)
-                        if _C.forced_plan_refused():
-                            raise AssertionError(f"CUTLASS {mt} x {nw}, {splits} splits refused {case}")
-                    finally:
-                        _C.force_auto_plan()
-                    ran += 1
+        forced = [("cutlass", mt, nw, splits, case) for mt, nw in cutlass_tiles() for splits in (1, 3)
+                  for case in FORCED_CASES]
         for kernel, copies_a, copies_b in COPYING if cutlass_tiles() else []:
             for case in FORCED_CASES:
-                m, n, k, la, lb, pad, off, batch = case
+                la, lb, batch = case[3], case[4], case[7]
                 if (copies_a and la != "row") or (copies_b and lb != "col"):
                     continue  # only a K-major operand is copied
-                for splits in (1,) if batch else (1, 3):
-                    _C.force_auto_plan(kernel, 64, 64, 1, splits, 0)
-                    try:
-                        run_case(tier, *case)
-                        if _C.forced_plan_refused():
-                            raise AssertionError(f"{kernel}, {splits} splits refused {case}")
-                    finally:
-                        _C.force_auto_plan()
-                    ran += 1
+                forced += [(kernel, 64, 64, splits, case) for splits in ((1,) if batch else (1, 3))]
+        for kernel, mt, nw, splits, case in forced:
+            _C.force_auto_plan(kernel, mt, nw, 1, splits, 0)
+            try:
+                run_case(tier, *case)
+                if _C.forced_plan_refused():
+                    raise AssertionError(f"{kernel} {mt} x {nw}, {splits} splits refused {case}")
+            finally:
+                _C.force_auto_plan()
+        ran = len(forced)
         print(f"auto: {ran} forced CUTLASS tile cases ok", flush=True)
     return 0
 
