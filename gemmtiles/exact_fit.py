@@ -19,9 +19,21 @@ from collections import defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "check", "model_line", "main"]
+__all__ = ["measure", "load", "fit", "check", "rank_us", "planned", "model_line", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err"]
+
+
+def rank_us(plan, estimate_us: float) -> float:
+    """What auto ranks a candidate by (exact_rank_us in csrc/auto/plan.h): its estimate, times
+    _C.copy_margin() for a plan that copies an operand first."""
+    return estimate_us * (_C.copy_margin() if plan.kernel.endswith("_copied") else 1.0)
+
+
+def planned(candidates):
+    """The (plan, estimate) of _C.exact_candidates' list that auto plans: the least rank, the
+    first of equals."""
+    return min(candidates, key=lambda c: rank_us(*c))
 
 
 def _layout_flags(a, b):
@@ -158,15 +170,16 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
 
 
 def check(probs: dict, params: list[float]) -> dict:
-    """The geomean speed against cuBLAS of the candidate the parameters pick and of the best
-    measured one, and the median relative error of the estimates."""
+    """The geomean speed against cuBLAS of the candidate the parameters pick (by rank_us) and of
+    the best measured one, and the median relative error of the estimates."""
     picked, best, errs = [], [], []
     for p in probs.values():
-        est = [sum(a * b for a, b in zip(f, params)) for _, f, _ in p["candidates"]]
+        est = [rank_us(plan, sum(a * b for a, b in zip(f, params))) for plan, f, _ in p["candidates"]]
         times = [us for _, _, us in p["candidates"]]
         picked.append(p["cublas"] / times[min(range(len(est)), key=est.__getitem__)])
         best.append(p["cublas"] / min(times))
-        errs += [abs(math.log(max(e, 1e-9) / t)) for e, t in zip(est, times)]
+        errs += [abs(math.log(max(sum(a * b for a, b in zip(f, params)), 1e-9) / t))
+                 for (_, f, _), t in zip(p["candidates"], times)]
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     errs.sort()
     return {"shapes": len(picked), "picked": geo(picked), "best": geo(best), "median_error": errs[len(errs) // 2]}

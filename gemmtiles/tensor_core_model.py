@@ -28,7 +28,7 @@ import math
 from typing import Iterable
 
 from ._ops import _C
-from .exact_fit import _flags
+from .exact_fit import _flags, planned
 
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
 MARGIN = 1.25
@@ -131,14 +131,15 @@ def exact_us(x: dict, p: dict) -> float:
 
 
 def exact_plan_us(x: dict, sms: int) -> float:
-    """The exact kernels' time as auto weighs it in a build with CUTLASS's kernels: the least
-    estimate of the exact candidates (_C.exact_candidates), for contiguous operands in the
-    shape's layout; a batch sharing one B is one product of its rows, as auto runs it."""
+    """The exact kernels' time as auto weighs it in a build with CUTLASS's kernels: the estimate
+    of the exact candidate auto plans (_C.exact_candidates, exact_fit.planned), for contiguous
+    operands in the shape's layout; a batch sharing one B is one product of its rows, as auto
+    runs it."""
     m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
     if not x["bmm"]:
         m, batch = m * batch, 1
     a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
-    return min(us for _, us in _C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))
+    return planned(_C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))[1]
 
 
 def check(data: list[dict], p: dict, tier: str, sms: int, margin: float = MARGIN, exact: str = "auto") -> dict:

@@ -59,12 +59,14 @@ CASES = [
 # Each of auto's CUTLASS SIMT tiles forced (_C.force_auto_plan), whole and with K split 3 ways,
 # on unaligned products of every layout, operands off 4 and 12 bytes, batched: the cases above
 # reach only the tiles auto's plan picks for them. Then on one tile, the K-major operands
-# copied transposed first (COPYING), where a case has them.
+# copied transposed first (COPYING), where a case has them: a B shared by a batch copied once
+# (TT), a batch of A and of B (NT with a B per entry).
 FORCED_CASES = [
     (131, 263, 77, "row", "col", 1, 1, None),  # NT
     (97, 130, 203, "col", "row", 0, 3, None),  # TN
     (70, 45, 90, "col", "col", 2, 1, 2),  # TT, batched
-    (45, 70, 61, "row", "row", 0, 0, 3),  # NN, batched
+    (45, 70, 61, "row", "row", 0, 0, 3),  # NN, batched (one product of 135 rows: B shared)
+    (45, 70, 61, "row", "col", 2, 1, 3, True),  # NT, batched, a B per entry
 ]
 
 
@@ -82,9 +84,10 @@ def cutlass_tiles() -> list[tuple[int, int]]:
     return sorted({(p.mt, p.nw) for p, _ in plans if p.kernel == "cutlass"})
 
 
-def run_case(tier, m, n, k, la, lb, pad, off, batch) -> None:
+def run_case(tier, m, n, k, la, lb, pad, off, batch, bmm=False) -> None:
+    """bmm: a B per batch entry; else one B shared by the batch."""
     a = operand(m, k, "cuda", la, pad, off, batch)
-    b = operand(k, n, "cuda", lb, pad, off)
+    b = operand(k, n, "cuda", lb, pad, off, batch if bmm else None)
     c = torch.randn(n, device="cuda")
     out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
     torch.cuda.synchronize()

@@ -15,6 +15,7 @@ import gemmtiles
 from gemmtiles import bench
 from gemmtiles._ops import _C
 from gemmtiles.bench import Shape
+from gemmtiles.exact_fit import rank_us
 
 DEFAULT = ["70x508x5247:NT", "33x1062x14196:NT", "100x2146x164:NT", "169x431x1094:NT", "1024x2048x2048:NT",
            "2048x2048x2048:NN"]
@@ -42,16 +43,19 @@ def main() -> int:
             a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
             a_vec = (s.k if a_k else s.m) % 4 == 0
             b_vec = (s.k if b_k else s.n) % 4 == 0
-            ranked = sorted(_C.exact_candidates(s.m, s.n, s.k, 1, a_k, b_k, b_vec, sms, a_vec), key=lambda c: c[1])
+            ranked = sorted(_C.exact_candidates(s.m, s.n, s.k, 1, a_k, b_k, b_vec, sms, a_vec),
+                            key=lambda c: rank_us(*c))
             line = [f"cublas {time_us(lambda: torch.matmul(a, b)):.1f}",
                     f"auto {time_us(lambda: gemmtiles.sgemm(a, b, tier='auto')):.1f}"]
             for plan, est in ranked[:args.top]:
                 _C.force_auto_plan(*plan)
                 try:
                     us = time_us(lambda: gemmtiles.sgemm(a, b, tier="auto"))
+                    refused = _C.forced_plan_refused()
                 finally:
                     _C.force_auto_plan()
-                line.append(f"{plan.kernel} {plan.mt}x{plan.nw} s{plan.splits} est {est:.1f} got {us:.1f}")
+                got = "refused" if refused else f"got {us:.1f}"
+                line.append(f"{plan.kernel} {plan.mt}x{plan.nw} s{plan.splits} est {est:.1f} {got}")
             print(f"{s.m}x{s.n}x{s.k} {s.layout} " + " | ".join(line), flush=True)
     return 0
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from gemmtiles._ops import _C
+from gemmtiles.exact_fit import planned
 from gemmtiles.testing import check_tier, kernels_run, needs_cuda, operand
 
 H100_SMS = 132
@@ -45,7 +46,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         a_k, b_k = layout[0] == "N", layout[1] == "T"
         plan = _C.auto_plan(m, n, k, batch, b_k, b_vec, H100_SMS, a_k, None, True, True)
         cands = _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS)
-        best = min(cands, key=lambda c: c[1])  # min keeps the first of equals, as auto does
+        best = planned(cands)  # the least rank, the first of equals, as auto does
         where = (m, n, k, batch, layout, b_vec)
         assert tuple(plan) == tuple(best[0]), where
         assert all(us > 0 and math.isfinite(us) for _, us in cands), where
@@ -173,12 +174,18 @@ def test_cutlass_batched_is_right(layout):
             for copied in _copies(a, b):
                 with forced(copied, mt, nw, 1):
                     check_tier("auto", a, b, alpha=0.5)
-    # A B shared by the batch (batch stride 0) is copied once.
+    # An operand shared by the batch (batch stride 0) is copied once. A batch of rows that
+    # does not follow one another (a slice of each entry's rows) keeps a shared B from being
+    # folded into one product of the batch's rows.
     a, b = _operands(70, 50, 90, layout, batch=3)
-    b = b[:1].expand(3, -1, -1)
-    for copied in _copies(a, b):
-        with forced(copied, 64, 64, 1):
-            check_tier("auto", a, b)
+    shared_a = a[:1].expand(3, -1, -1)
+    sliced_a = _operands(80, 50, 90, layout, batch=3)[0][:, :70]
+    shared_b = b[:1].expand(3, -1, -1)
+    for x, y in [(shared_a, b), (sliced_a, shared_b), (shared_a, shared_b)]:
+        assert x.stride(0) != x.shape[1] * x.stride(1) or y.stride(0) != 0  # not folded
+        for copied in _copies(x, y):
+            with forced(copied, 64, 64, 1):
+                check_tier("auto", x, y)
 
 
 def _c_operand(c_shape, m, n):
@@ -234,10 +241,14 @@ def test_a_forced_plan_the_problem_does_not_take_runs_autos_own():
     # No crash, no wrong answer: auto's own plan runs, and the refusal is reported.
     a = operand(64, 64, "cuda")
     b = operand(64, 64, "cuda")
-    for plan in [("cutlass", 256, 128), ("cutlass_b_copied", 128, 256), ("split_tile", 16, 128)]:
+    a_col = operand(64, 64, "cuda", "col")
+    # A tile not built; B copied where B is not K-major; A copied where A is not; a split tile
+    # of rows not built.
+    for plan, x in [(("cutlass", 256, 128), a), (("cutlass_b_copied", 128, 256), a),
+                    (("cutlass_a_copied", 128, 256), a_col), (("split_tile", 16, 128), a)]:
         _C.force_auto_plan(*plan, 1, 1, 0)
         try:
-            check_tier("auto", a, b)
+            check_tier("auto", x, b)
             assert _C.forced_plan_refused(), plan
         finally:
             _C.force_auto_plan()

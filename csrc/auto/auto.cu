@@ -145,8 +145,8 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
 }
 
 // Whether a forced plan (forced_auto_plan in plan.h) runs the problem here: CUTLASS's kernels
-// where they run it on a tile built for its layout (a copied B: one product with B
-// column-major), gemmtiles' own tiles and the skinny kernels where auto's candidates would
+// where they run it on a tile built for its layout (a copying plan: only K-major operands
+// copied, and a batch data-parallel), gemmtiles' own tiles and the skinny kernels where auto's candidates would
 // include them (exact_candidates), the tensor-core tiers where auto could plan them.
 bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bool b_vec, c10::DeviceIndex device) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);

@@ -17,7 +17,7 @@
 //      tile, which tells NN from TT on a tile of more rows than columns), and its waves.
 //  - The same after a transposing copy of a K-major A, B or both into an M-major A and an
 //    N-major B: a launch and the bytes of each copy, plus the estimate of the product that
-//    then runs (A column-major and B row-major: CUTLASS's fastest layout).
+//    then runs (TN, CUTLASS's fastest layout, where no K-major operand is left).
 //  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
 //    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
 //    reduction's launch).

@@ -661,27 +661,30 @@ inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
   return m;
 }
 
-// A plan that copies an operand first ranks at its estimate times kCopyMargin: near a tie the
-// operands stay as they lie, since a copy's cost (a launch, a workspace from the allocator, a
-// pass over memory) varies more than the model's few features of it tell (fitted on the
-// training seed's halves, each choosing for the other: docs/auto.md).
-inline constexpr double kCopyMargin = 1.05;
-
-// The estimate of a plan by the exact-kernel model, in microseconds, as auto ranks it (a copying
-// plan's times kCopyMargin); infinity for a plan the model does not cover.
+// The estimate of a plan by the exact-kernel model, in microseconds; infinity for a plan the
+// model does not cover.
 inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                             bool b_kmajor, int64_t sms,
                             const std::array<double, kExactModelSize>& params = exact_model_params()) {
   const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
-  if (!f) return 1e300;
-  return exact_estimate_us(*f, params) * (copies_a(plan.kernel) || copies_b(plan.kernel) ? kCopyMargin : 1.0);
+  return f ? exact_estimate_us(*f, params) : 1e300;
+}
+
+// A plan that copies an operand first ranks at its estimate times kCopyMargin: near a tie the
+// operands stay as they lie, since a copy's cost (a launch, a workspace from the allocator, a
+// pass over memory) varies more than the model's few features of it tell (fitted on the
+// training seed's halves, each choosing for the other: docs/auto.md). The rank alone: the
+// estimate that auto weighs against the tensor cores is the plan's own.
+inline constexpr double kCopyMargin = 1.05;
+inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
+  return estimate_us * (copies_a(plan.kernel) || copies_b(plan.kernel) ? kCopyMargin : 1.0);
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
 // its rows, gemmtiles' own split tiles (one product), and CUTLASS's tiles, data-parallel or
 // (one product) with K split, on the operands as they lie or with a K-major one copied
-// transposed first (A, B or both: copies_a, copies_b). exact_plan: the one of least
-// estimate, the first of equals.
+// transposed first (A, B or both: copies_a, copies_b). exact_plan: the one of least rank
+// (exact_rank_us), the first of equals.
 inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                                               bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
   std::vector<AutoPlan> all;
@@ -721,16 +724,19 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   return all;
 }
 
-// estimate: where given, set to the plan's estimate (microseconds).
+// The candidate of least rank (exact_rank_us), the first of equals. estimate: where given, set
+// to the plan's estimate (microseconds).
 inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor, bool b_vec,
                            int64_t sms, const ExactModel& exact = kExactModel, bool a_vec = true,
                            double* estimate = nullptr) {
   AutoPlan best{AutoKernel::kWarptile};
   double best_us = 1e300;
   const std::array<double, kExactModelSize> params = exact_model_params(exact);
+  double best_rank = 1e300;
   for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
     const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, params);
-    if (us < best_us) best = plan, best_us = us;
+    const double rank = exact_rank_us(plan, us);
+    if (rank < best_rank) best = plan, best_us = us, best_rank = rank;
   }
   if (estimate) *estimate = best_us;
   return best;

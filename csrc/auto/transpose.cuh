@@ -1,8 +1,10 @@
 // The `auto` tier's transposing copy: t = a^T for a rows x cols matrix, through a shared-memory
 // tile so that both the reads (along a's rows) and the writes (along t's rows) are coalesced.
-// auto.cu runs it to give the pipelined tile kernel an M-major copy of a row-major A, whose
-// 16-byte copies run faster than the 4-byte transposing ones of a K-major A
-// (auto/pipelined_tile.cuh). Torch-free, like the other kernels.
+// auto.cu runs it to copy a K-major operand into the layout a kernel reads fastest: A
+// M-major and B N-major for CUTLASS's SIMT kernels (whose copies of a K-major operand into
+// shared memory transpose it a float at a time), A M-major for the pipelined tile (16-byte
+// copies; auto/pipelined_tile.cuh), and a column-major A K-major for the split-K tiles.
+// Torch-free, like the other kernels.
 #pragma once
 
 #include <cstdint>

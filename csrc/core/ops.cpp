@@ -279,6 +279,10 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
   return PyBool_FromLong(gemmtiles::async_tile_ok(M, N, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0));
 }
 
+// gemmtiles._C.copy_margin() -> float: kCopyMargin (auto/plan.h), the factor on a copying plan's
+// estimate that auto ranks it by (exact_rank_us).
+PyObject* py_copy_margin(PyObject*, PyObject*) { return PyFloat_FromDouble(gemmtiles::kCopyMargin); }
+
 // gemmtiles._C.skinny_max_m(b_kmajor) -> the most rows auto's skinny kernels take for such a
 // B (auto/plan.h), so that the tuner offers them exactly where auto can run them.
 PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
@@ -477,7 +481,8 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 #endif
 // gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True) ->
 // [(AutoPlan, estimate_us)]: the exact-kernel candidates auto weighs where CUTLASS's kernels
-// run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order.
+// run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order;
+// auto ranks them by gemmtiles.exact_fit.rank_us (a copying plan's estimate times copy_margin).
 PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int a_kmajor, b_kmajor, b_vec, a_vec = 1;
@@ -588,6 +593,8 @@ PyMethodDef methods[] = {
      "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None): whether auto copies a row-major A M-major first."},
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
      "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
+    {"copy_margin", py_copy_margin, METH_NOARGS,
+     "copy_margin(): the factor on a copying plan's estimate that auto ranks it by."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
