@@ -187,7 +187,7 @@ def check(probs: dict, params: list[float]) -> dict:
 
 def model_line(params: list[float]) -> str:
     """The tuned table's line that carries these parameters (csrc/auto/table.cpp)."""
-    return "model exact " + " ".join("0" if x <= 0 else f"{x:.6g}" for x in params)
+    return f"model exact {_C.exact_model_layout()} " + " ".join("0" if x <= 0 else f"{x:.6g}" for x in params)
 
 
 def main(argv=None) -> int:

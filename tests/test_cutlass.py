@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from gemmtiles._ops import _C
+from gemmtiles import exact_fit
 from gemmtiles.exact_fit import planned
 from gemmtiles.testing import check_tier, kernels_run, needs_cuda, operand
 
@@ -278,21 +279,32 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
 
 def test_a_tables_exact_model_line_sets_the_model():
     params = _C.exact_model()
-    line = lambda p: "model exact " + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
+    line = lambda p: f"model exact {_C.exact_model_layout()} " + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
     args = (4, 4096, 4096, 1, True, True, H100_SMS, True)
     assert _C.auto_plan(*args, line(params), True, True).kernel.startswith("skinny")
     costly = list(params)
     costly[len(params) - 7] = 1e6  # the skinny kernels' launch
     assert not _C.auto_plan(*args, line(costly), True, True).kernel.startswith("skinny")
     assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
+    # The line the fit writes parses.
+    assert _C.auto_plan(*args, exact_fit.model_line(params), True, True).kernel.startswith("skinny")
 
 
 _PARAMS = len(_C.exact_model())
+_TAG = f"model exact {_C.exact_model_layout()} "
 
 
-@pytest.mark.parametrize("text", ["model exact 1 2 3", "model exact " + " ".join(["1"] * (_PARAMS - 1) + ["-1"]),
-                                  "model exact " + " ".join(["x"] * _PARAMS),
-                                  "model exact " + " ".join(["1"] * (_PARAMS + 1))])
+def test_an_exact_model_line_of_other_features_is_refused():
+    # A line without the feature layout's name (gemmtiles before the per-operand model wrote
+    # bare numbers) would be read with another meaning: refused, naming the refit.
+    for text in ["model exact " + " ".join(["1"] * _PARAMS), "model exact per-layout " + " ".join(["1"] * _PARAMS)]:
+        with pytest.raises(ValueError, match="refit"):
+            _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)
+
+
+@pytest.mark.parametrize("text", [_TAG + "1 2 3", _TAG + " ".join(["1"] * (_PARAMS - 1) + ["-1"]),
+                                  _TAG + " ".join(["x"] * _PARAMS),
+                                  _TAG + " ".join(["1"] * (_PARAMS + 1)), "model exact"])
 def test_exact_model_lines_that_do_not_parse(text):
     with pytest.raises(ValueError, match="model exact"):
         _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

@@ -41,6 +41,9 @@ inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2
 // iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
 inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
 inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 5;
+// The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
+// a line fitted to other features is refused rather than read with another meaning.
+inline constexpr const char* kExactModelLayout = "per-operand";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature

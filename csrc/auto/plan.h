@@ -557,7 +557,7 @@ struct AutoTable {
   // A line 'model tensor_cores <launch_us> <tf32x3_launch_us> <wave_k_us> <bytes_per_us>
   // <exact_launch_us> <exact_flops_per_us>': this GPU's fit of TensorCoreModel.
   std::optional<TensorCoreModel> tensor_core_model;
-  // A line 'model exact <p...>': this GPU's fit of the exact-kernel model
+  // A line 'model exact <layout> <p...>': this GPU's fit of the exact-kernel model
   // (exact_model_params' order; python -m gemmtiles.tune --fit-exact writes it).
   std::optional<ExactModel> exact_model;
 

@@ -74,14 +74,22 @@ AutoTable AutoTable::parse(const std::string& text) {
     }
     if (f.empty()) continue;  // blank or comment
     if (f[0] == "model" && f.size() > 1 && f[1] == "exact") {
-      // 'model exact <p...>': this GPU's fit of the exact-kernel model (plan.h,
-      // exact_model_params' order), every parameter >= 0.
+      // 'model exact <layout> <p...>': this GPU's fit of the exact-kernel model (plan.h,
+      // exact_model_params' order), every parameter >= 0, fitted to the features named by
+      // kExactModelLayout (exact_model.h). A line of other features would be read with
+      // another meaning: refused, naming the refit.
+      if (f.size() > 2 && f[2] != kExactModelLayout) {
+        throw std::invalid_argument("line " + std::to_string(no) + ": a 'model exact' line of another feature " +
+                                    "layout than '" + kExactModelLayout + "' (of an earlier gemmtiles?): " +
+                                    "refit it with python -m gemmtiles.tune --fit-exact, got '" + line + "'");
+      }
       std::array<double, kExactModelSize> p{};
-      bool ok = f.size() == 2 + p.size() && !t.exact_model;
-      for (size_t i = 0; ok && i < p.size(); ++i) ok = f[2 + i] == "0" || parse_positive(f[2 + i], p[i]);
+      bool ok = f.size() == 3 + p.size() && !t.exact_model;
+      for (size_t i = 0; ok && i < p.size(); ++i) ok = f[3 + i] == "0" || parse_positive(f[3 + i], p[i]);
       if (!ok) {
-        throw std::invalid_argument("line " + std::to_string(no) + ": expected one 'model exact' line of " +
-                                    std::to_string(p.size()) + " numbers >= 0, got '" + line + "'");
+        throw std::invalid_argument("line " + std::to_string(no) + ": expected one 'model exact " +
+                                    kExactModelLayout + "' line of " + std::to_string(p.size()) +
+                                    " numbers >= 0, got '" + line + "'");
       }
       t.exact_model = exact_model_of(p);
       continue;

@@ -279,6 +279,10 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
   return PyBool_FromLong(gemmtiles::async_tile_ok(M, N, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0));
 }
 
+// gemmtiles._C.exact_model_layout() -> str: the feature layout a table's 'model exact' line names
+// (kExactModelLayout, auto/exact_model.h).
+PyObject* py_exact_model_layout(PyObject*, PyObject*) { return PyUnicode_FromString(gemmtiles::kExactModelLayout); }
+
 // gemmtiles._C.copy_margin() -> float: kCopyMargin (auto/plan.h), the factor on a copying plan's
 // estimate that auto ranks it by (exact_rank_us).
 PyObject* py_copy_margin(PyObject*, PyObject*) { return PyFloat_FromDouble(gemmtiles::kCopyMargin); }
@@ -593,6 +597,8 @@ PyMethodDef methods[] = {
      "transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None): whether auto copies a row-major A M-major first."},
     {"async_tile_ok", py_async_tile_ok, METH_VARARGS,
      "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
+    {"exact_model_layout", py_exact_model_layout, METH_NOARGS,
+     "exact_model_layout(): the feature layout a table's 'model exact' line names."},
     {"copy_margin", py_copy_margin, METH_NOARGS,
      "copy_margin(): the factor on a copying plan's estimate that auto ranks it by."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
