@@ -174,12 +174,12 @@ def check(probs: dict, params: list[float]) -> dict:
     the best measured one, and the median relative error of the estimates."""
     picked, best, errs = [], [], []
     for p in probs.values():
-        est = [rank_us(plan, sum(a * b for a, b in zip(f, params))) for plan, f, _ in p["candidates"]]
+        est = [sum(a * b for a, b in zip(f, params)) for _, f, _ in p["candidates"]]
+        rank = [rank_us(plan, e) for (plan, _, _), e in zip(p["candidates"], est)]
         times = [us for _, _, us in p["candidates"]]
-        picked.append(p["cublas"] / times[min(range(len(est)), key=est.__getitem__)])
+        picked.append(p["cublas"] / times[min(range(len(rank)), key=rank.__getitem__)])
         best.append(p["cublas"] / min(times))
-        errs += [abs(math.log(max(sum(a * b for a, b in zip(f, params)), 1e-9) / t))
-                 for (_, f, _), t in zip(p["candidates"], times)]
+        errs += [abs(math.log(max(e, 1e-9) / t)) for e, t in zip(est, times)]
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     errs.sort()
     return {"shapes": len(picked), "picked": geo(picked), "best": geo(best), "median_error": errs[len(errs) // 2]}

@@ -15,7 +15,6 @@ import torch
 
 from gemmtiles._ops import _C
 from gemmtiles import exact_fit
-from gemmtiles.exact_fit import planned
 from gemmtiles.testing import check_tier, kernels_run, needs_cuda, operand
 
 H100_SMS = 132
@@ -47,7 +46,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         a_k, b_k = layout[0] == "N", layout[1] == "T"
         plan = _C.auto_plan(m, n, k, batch, b_k, b_vec, H100_SMS, a_k, None, True, True)
         cands = _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS)
-        best = planned(cands)  # the least rank, the first of equals, as auto does
+        best = exact_fit.planned(cands)  # the least rank, the first of equals, as auto does
         where = (m, n, k, batch, layout, b_vec)
         assert tuple(plan) == tuple(best[0]), where
         assert all(us > 0 and math.isfinite(us) for _, us in cands), where
@@ -277,9 +276,13 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert any("transpose" in x for x in names) == plan.kernel.endswith("_copied"), (plan, names)
 
 
+_PARAMS = len(_C.exact_model())
+_TAG = f"model exact {_C.exact_model_layout()} "
+
+
 def test_a_tables_exact_model_line_sets_the_model():
     params = _C.exact_model()
-    line = lambda p: f"model exact {_C.exact_model_layout()} " + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
+    line = lambda p: _TAG + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
     args = (4, 4096, 4096, 1, True, True, H100_SMS, True)
     assert _C.auto_plan(*args, line(params), True, True).kernel.startswith("skinny")
     costly = list(params)
@@ -288,10 +291,6 @@ def test_a_tables_exact_model_line_sets_the_model():
     assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
     # The line the fit writes parses.
     assert _C.auto_plan(*args, exact_fit.model_line(params), True, True).kernel.startswith("skinny")
-
-
-_PARAMS = len(_C.exact_model())
-_TAG = f"model exact {_C.exact_model_layout()} "
 
 
 def test_an_exact_model_line_of_other_features_is_refused():

@@ -160,8 +160,8 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
     case AutoKernel::kCutlassABCopied:
       return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
              (plan.splits == 1 || p.batch == 1) &&
-             (!copies_a(plan.kernel) || (a_k && copy_a_fits(p.M, p.K, p.batch))) &&
-             (!copies_b(plan.kernel) || (b_k && copy_b_fits(p.N, p.K, p.batch)));
+             (!copies_a(plan.kernel) || (a_k && copy_fits(p.M, p.K, p.batch))) &&
+             (!copies_b(plan.kernel) || (b_k && copy_fits(p.N, p.K, p.batch)));
     case AutoKernel::kTf32:
     case AutoKernel::kTf32x3:
       return tensor_cores_here(device) != TensorCoreMath::kNone;

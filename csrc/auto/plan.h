@@ -57,13 +57,10 @@ inline constexpr AutoKernel cutlass_kernel_copying(bool a, bool b) {
   return a ? (b ? AutoKernel::kCutlassABCopied : AutoKernel::kCutlassACopied)
            : (b ? AutoKernel::kCutlassBCopied : AutoKernel::kCutlass);
 }
-// Whether the transposing copies of a batch of `batch` products take a K-major A (M x K) and
-// a K-major B (N x K): one launch per operand, a grid layer per entry (auto/transpose.h).
-inline constexpr bool copy_a_fits(int64_t M, int64_t K, int64_t batch) {
-  return batch <= 65535 && transpose_fits(M, K);
-}
-inline constexpr bool copy_b_fits(int64_t N, int64_t K, int64_t batch) {
-  return batch <= 65535 && transpose_fits(N, K);
+// Whether the transposing copy of a K-major operand of `batch` products takes it: `rows` x K,
+// M for A, N for B; one launch per operand, a grid layer per entry (auto/transpose.h).
+inline constexpr bool copy_fits(int64_t rows, int64_t K, int64_t batch) {
+  return batch <= 65535 && transpose_fits(rows, K);
 }
 
 struct AutoPlan {
@@ -706,9 +703,9 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   }
   if (M <= skinny_max_m(b_kmajor)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   for (const bool copy_a : {false, true}) {
-    if (copy_a && !(a_kmajor && copy_a_fits(M, K, batch))) break;
+    if (copy_a && !(a_kmajor && copy_fits(M, K, batch))) break;
     for (const bool copy_b : {false, true}) {
-      if (copy_b && !(b_kmajor && copy_b_fits(N, K, batch))) break;
+      if (copy_b && !(b_kmajor && copy_fits(N, K, batch))) break;
       for (int i = 0; i < kCutlassTileCount; ++i) {
         const CutlassTile t = cutlass_tile_at(i);
         for (int64_t s : kExactSplits) {
