@@ -21,7 +21,7 @@ from ._ops import _C
 
 __all__ = ["measure", "load", "fit", "check", "rank_us", "planned", "model_line", "main"]
 
-CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err"]
+CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
 
 def rank_us(plan, estimate_us: float) -> float:
@@ -62,9 +62,9 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     g = torch.Generator().manual_seed(0)
     with open(out, "w" if start == 0 else "a", newline="") as f:
-        w = csv.writer(f)
+        writer = csv.writer(f)
         if start == 0:
-            w.writerow(CSV_FIELDS)
+            writer.writerow(CSV_FIELDS)
         for i, shape in enumerate(shapes):
             if i < start:
                 continue
@@ -93,10 +93,10 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
                     _C.force_auto_plan()
                 if refused:  # the problem is not the forced kernel's: auto's own plan ran
                     continue
-                name, mt, nw, splits = (plan[0], 0, 0, 0) if len(plan) == 1 else (plan[0], plan[1], plan[2], plan[4])
+                name, mt, nw, width, splits = (plan[0], 0, 0, 0, 0) if len(plan) == 1 else plan[:5]
                 rows.append([shape.batch, shape.m, shape.n, shape.k, shape.layout, int(shape.bmm), name, mt, nw,
-                             splits, ms * 1e3, err])
-            w.writerows(rows)
+                             splits, ms * 1e3, err, width])
+            writer.writerows(rows)
             f.flush()
             if progress:
                 print(f"[{i + 1}/{len(shapes)}] {shape.label}: cublas {rows[0][10]:.1f} us, auto {rows[1][10]:.1f}, "
@@ -111,12 +111,14 @@ def _flags(layout: str, m: int, n: int, k: int) -> tuple[bool, bool, bool, bool]
 
 
 def load(path: str) -> dict:
-    """{shape: {"cublas": us, "candidates": [(plan, features, us)]}} from a candidates CSV."""
+    """{shape: {(candidate, mt, nw, splits, w): us}} from a candidates CSV (w -1 where the CSV,
+    of an earlier gemmtiles, has no such column)."""
     rows = defaultdict(dict)
     with open(path) as f:
         for r in csv.DictReader(f):
             key = (int(r["batch"]), int(r["m"]), int(r["n"]), int(r["k"]), r["layout"], r["bmm"] == "1")
-            rows[key][(r["candidate"], int(r["mt"]), int(r["nw"]), int(r["splits"]))] = float(r["us"])
+            plan = (r["candidate"], int(r["mt"]), int(r["nw"]), int(r["splits"]), int(r.get("w") or -1))
+            rows[key][plan] = float(r["us"])
     return rows
 
 
@@ -125,25 +127,29 @@ def problems(rows: dict, sms: int):
     out = {}
     for key, times in rows.items():
         batch, m, n, k, layout, bmm = key
-        if ("cublas", 0, 0, 0) not in times:
+
+        def timed(name, mt=0, nw=0, splits=0, w=0):
+            return times.get((name, mt, nw, splits, w), times.get((name, mt, nw, splits, -1)))
+
+        if timed("cublas") is None:
             continue
         mm, bb = (m, batch) if bmm else (m * batch, 1)
         a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k)
         cands = []
         for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec):
-            us = times.get((plan.kernel, plan.mt, plan.nw, plan.splits))
+            us = timed(plan.kernel, plan.mt, plan.nw, plan.splits, plan.w)
             if us is not None:
                 cands.append((plan, _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
                                                       plan.k_slice, mm, n, k, bb, a_k, b_k, sms), us))
         if cands:
-            out[key] = {"cublas": times[("cublas", 0, 0, 0)], "auto": times.get(("auto", 0, 0, 0)), "candidates": cands}
+            out[key] = {"cublas": timed("cublas"), "auto": timed("auto"), "candidates": cands}
     return out
 
 
 # The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
 # SM (millions) and its waves, then the skinny kernels' and the copies'.
-GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 5, 2
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 7, 2
 
 
 def _tiles() -> int:

@@ -19,9 +19,14 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--start", type=int, default=0, help="the first shape's index (after a crash)")
+    p.add_argument("--max-rows", type=int, default=0,
+                   help="only the shapes of at most this many rows of A (a batch's rows counted once "
+                        "per product for bmm, together otherwise); 0: all")
     args = p.parse_args()
-    exact_fit.measure(bench.shape_set(args.shapes, "cuda"), args.out, torch.device("cuda"), args.repeats,
-                      args.start, progress=sys.stderr)
+    shapes = bench.shape_set(args.shapes, "cuda")
+    if args.max_rows:
+        shapes = [s for s in shapes if (s.m if s.bmm else s.m * s.batch) <= args.max_rows]
+    exact_fit.measure(shapes, args.out, torch.device("cuda"), args.repeats, args.start, progress=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,26 @@ def test_candidates_cover_each_tile_and_split():
                    for c, _ in _C.exact_candidates(64, 4096, 4096, 1, True, True, True, 132))
 
 
+@pytest.mark.parametrize("m,n,k,b_k,b_vec", [(1, 807, 240, True, True), (2, 2801, 487, True, False),
+                                             (16, 4096, 11008, True, True), (1, 5005, 429, False, True),
+                                             (9, 130, 16384, False, True), (3, 4097, 33, False, False)])
+def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec):
+    # K whole, the kernel's own split among them, and every cut a whole number of slices that
+    # covers K, distinct; a row-major B's float4s (aligned lines) and single floats.
+    cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, b_k, b_vec, H100_SMS) if c.kernel.startswith("skinny")]
+    kind = "skinny_kmajor" if b_k else "skinny_nmajor"
+    assert cands and {c.kernel for c in cands} == {kind}
+    own = tuple(_C.auto_plan(m, n, k, 1, b_k, b_vec, H100_SMS, True, None, True, False))  # no CUTLASS: the kernel's own
+    assert own in {tuple(c) for c in cands}
+    assert len({tuple(c) for c in cands}) == len(cands)
+    multiple = 32 if b_k else 16
+    for c in cands:
+        assert c.k_slice % multiple == 0 and c.splits * c.k_slice >= k > (c.splits - 1) * c.k_slice, tuple(c)
+    partials = {-(-c.splits // 8) if not b_k else c.splits for c in cands}
+    assert 1 in partials and (max(partials) > 1) == (k >= 240)
+    assert {c.w for c in cands} == ({4} if b_k and b_vec else {1} if b_k or not b_vec else {1, 4})
+
+
 def test_model_splits_deep_k_on_few_tiles():
     # 64 x 64 x 16384: one tile's 2048 serial k iterations; split, the SMs share them.
     plan = _C.auto_plan(64, 64, 16384, 1, False, True, H100_SMS, True, None, True, True)
@@ -286,7 +306,7 @@ def test_a_tables_exact_model_line_sets_the_model():
     args = (4, 4096, 4096, 1, True, True, H100_SMS, True)
     assert _C.auto_plan(*args, line(params), True, True).kernel.startswith("skinny")
     costly = list(params)
-    costly[len(params) - 7] = 1e6  # the skinny kernels' launch
+    costly[len(params) - exact_fit.COPY - exact_fit.SKINNY] = 1e6  # the skinny kernels' launch
     assert not _C.auto_plan(*args, line(costly), True, True).kernel.startswith("skinny")
     assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
     # The line the fit writes parses.
@@ -295,8 +315,10 @@ def test_a_tables_exact_model_line_sets_the_model():
 
 def test_an_exact_model_line_of_other_features_is_refused():
     # A line without the feature layout's name (gemmtiles before the per-operand model wrote
-    # bare numbers) would be read with another meaning: refused, naming the refit.
-    for text in ["model exact " + " ".join(["1"] * _PARAMS), "model exact per-layout " + " ".join(["1"] * _PARAMS)]:
+    # bare numbers), or with an earlier layout's (per-operand: before the skinny kernels' steps),
+    # would be read with another meaning: refused, naming the refit.
+    for layout in ["", "per-layout ", "per-operand "]:
+        text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)
 

@@ -21,8 +21,11 @@
 //  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
 //    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
 //    reduction's launch).
-//  - The skinny kernels (up to 16 rows, auto/skinny.cuh): a launch, B's bytes, A's bytes, and
-//    where K is split, the reduction's launch and the partial products' bytes.
+//  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
+//    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
+//    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
+//    and for each of the two kernels the steps a block runs in series times its blocks' waves
+//    (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
 #pragma once
 
 #include <algorithm>
@@ -40,10 +43,10 @@ inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2
 // reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
 // iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
 inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
-inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 5;
+inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 7;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-steps";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -54,22 +57,23 @@ struct ExactModel {
 };
 
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
-// (python -m gemmtiles.exact_fit; docs/auto.md): the global parameters, then five per tile in
+// (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
+// the skinny kernels' slices): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
 // 128 x 128); the skinny kernels'; the copies'.
 inline constexpr ExactModel kExactModel{
-    {4.43433, 3.73762, 0, 0.130977, 0.0713152, 0.0304962,
-     0.138006, 4.36264, 101.515, 81.6916, 6.45268,
-     0.172325, 4.20013, 75.0524, 109.979, 1.79078,
-     0.236705, 4.35635, 106.628, 143.027, 0.0819487,
-     0.242413, 4.59962, 77.0365, 179.557, 0.23919,
-     0.257565, 4.56009, 93.1924, 139.41, 0.42339,
-     0.182167, 5.56698, 171.284, 237.929, 0,
-     0.652269, 4.43501, 0.140371, 4.5628, 4.4562,
-     0.261743, 4.50303, 0.0487965, 0, 5.49917,
-     0.423996, 3.946, 0, 11.4379, 9.77952},
-    {5.66306, 0.403711, 12.5487, 1.90479, 6.42867},
-    {3.0639, 0.35172}};
+    {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
+     0.138073, 4.36313, 100.819, 80.5143, 6.44217,
+     0.171855, 4.20158, 74.0326, 108.951, 1.82696,
+     0.236593, 4.35952, 106.35, 142.304, 0.0813068,
+     0.242447, 4.5983, 76.9144, 179.384, 0.268079,
+     0.256641, 4.56295, 92.6694, 137.884, 0.464444,
+     0.181453, 5.57626, 171.237, 237.386, 0,
+     0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
+     0.261992, 4.49901, 0.0756889, 0, 5.50731,
+     0.423884, 3.94571, 0, 11.7391, 9.77315},
+    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156},
+    {3.10046, 0.351452}};
 
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -106,12 +110,20 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   return f;
 }
 
-// The features of the skinny kernel on M x N x K, `batch` products, writing `partials` partial
-// products (1: none).
+// The features of a skinny kernel on M x N x K, `batch` products, writing `partials` partial
+// products (1: none), whose blocks run `serial` steps in series (skinny_serial_steps in
+// auto/plan.h) and occupy a `used` share of the SMs (at most 1): the column-major-B kernel's
+// (b_kmajor) or the row-major-B one's.
 inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N, int64_t K, int64_t batch,
-                                                           int64_t partials) {
-  return {1.0, 4.0 * double(K) * N * batch / 1e6, 4.0 * double(M) * K * batch / 1e6, partials > 1 ? 1.0 : 0.0,
-          partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0};
+                                                           int64_t partials, bool b_kmajor, double serial,
+                                                           double used) {
+  return {1.0,
+          4.0 * double(K) * N * batch / 1e6 / used,
+          4.0 * double(M) * K * batch / 1e6,
+          partials > 1 ? 1.0 : 0.0,
+          partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0,
+          b_kmajor ? serial : 0.0,
+          b_kmajor ? 0.0 : serial};
 }
 
 template <size_t F>

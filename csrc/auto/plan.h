@@ -604,6 +604,70 @@ inline bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits = 0);
 
+// The skinny kernels' candidates: K whole, and K cut into more slices (blocks along K, for the
+// column-major-B kernel; for the row-major-B one, groups of its 8 warps' slices) up to those
+// that fill the SMs' slots twice, at the counts of kSkinnySplits; for a row-major B, float4s
+// (where its lines are aligned) and single floats. The kernel's own split (skinny_plan's) is
+// among them. Which one runs is the model's choice (exact_plan).
+inline constexpr int64_t kSkinnySplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
+                                               bool b_vec, int64_t sms) {
+  std::vector<AutoPlan> all;
+  const auto add = [&](const AutoPlan& plan) {
+    for (const AutoPlan& q : all)
+      if (q.mt == plan.mt && q.w == plan.w && q.splits == plan.splits && q.k_slice == plan.k_slice) return;
+    all.push_back(plan);
+  };
+  add(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
+  const int mt = skinny_rows(M);
+  for (const bool vec : {b_vec, false}) {
+    const int w = vec ? 4 : 1;
+    int64_t blocks, slots;
+    if (b_kmajor) {
+      const SkinnyKMajorShape shape = skinny_kmajor_shape(mt);
+      blocks = ceil_div64(N, int64_t(kSkinnyWarps) * shape.nw * shape.groups) * batch;
+      slots = int64_t(shape.blocks_per_sm) * sms;
+    } else {
+      blocks = ceil_div64(N, 32 * w) * batch;
+      slots = int64_t(skinny_split_blocks_per_sm(mt, w)) * sms;
+    }
+    for (const int64_t s : kSkinnySplits) {
+      if (s > 1 && blocks * s > 2 * slots) break;
+      const AutoPlan plan = skinny_plan(M, N, K, batch, b_kmajor, vec, sms, b_kmajor ? s : kSkinnySplitWarps * s);
+      add(plan);
+      if (plan.k_slice <= (b_kmajor ? 32 : kSkinnySplitMinRows)) break;  // the thinnest slices it cuts
+    }
+    if (b_kmajor || !b_vec) break;  // the column-major-B kernel's w follows B's alignment alone
+  }
+  return all;
+}
+
+// The blocks of a skinny plan, all its slices of K and products together.
+inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
+  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
+    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+    return ceil_div64(N, int64_t(kSkinnyWarps) * shape.nw * shape.groups) * batch * plan.splits;
+  }
+  return ceil_div64(N, skinny_split_cols(plan)) * batch * plan_partials(plan);
+}
+
+// The steps that one skinny block runs in series, times the waves of its blocks (thousands):
+// the latency that a product of few blocks or long slices cannot hide. The column-major-B
+// kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k; the
+// row-major-B kernel: a warp's rows of its slice, a load of B each.
+inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
+  int64_t slots, steps;
+  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
+    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+    slots = int64_t(shape.blocks_per_sm) * sms;
+    steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
+  } else {
+    slots = int64_t(skinny_split_blocks_per_sm(plan.mt, plan.w)) * sms;
+    steps = plan.k_slice;
+  }
+  return double(ceil_div64(skinny_blocks(plan, N, batch), std::max<int64_t>(1, slots)) * steps) / 1e3;
+}
+
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
 // least kMinSliceIters k iterations of 8.
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
@@ -620,7 +684,10 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
-    put(skinny_features(M, N, K, batch, plan_partials(plan)), kCutlassFeatures);
+    const int64_t used = std::min(std::max<int64_t>(1, sms), skinny_blocks(plan, N, batch));
+    put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor,
+                        skinny_serial_steps(plan, N, batch, sms), double(used) / double(std::max<int64_t>(1, sms))),
+        kCutlassFeatures);
     return f;
   }
   if (plan.kernel == AutoKernel::kSplitTile) {
@@ -701,7 +768,8 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       }
     }
   }
-  if (M <= skinny_max_m(b_kmajor)) consider(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
+  if (M <= skinny_max_m(b_kmajor))
+    for (const AutoPlan& plan : skinny_candidates(M, N, K, batch, b_kmajor, b_vec, sms)) consider(plan);
   for (const bool copy_a : {false, true}) {
     if (copy_a && !(a_kmajor && copy_fits(M, K, batch))) break;
     for (const bool copy_b : {false, true}) {
@@ -863,6 +931,10 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   plan.w = b_vec ? 4 : 1;
   if (!b_kmajor) {
     plan.nw = 1;
+    if (splits > 0) {  // the given slices, float4s where B's lines allow
+      cut_k(plan, K, splits, kSkinnySplitMinRows);
+      return plan;
+    }
     // Blocks of 32 w columns, 8 slices of K each (two blocks per SM, one for 16 rows of
     // float4s): the fewest blocks along K that leave no wave of blocks less than 90% full,
     // else the fullest last wave (a partial wave cost more than longer slices: docs/auto.md),
@@ -891,7 +963,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
       const Fill single = fill(1);
       if (single.full > f.full + 1e-9) f = single, plan.w = 1;
     }
-    cut_k(plan, K, splits > 0 ? splits : kSkinnySplitWarps * f.parts, kSkinnySplitMinRows);
+    cut_k(plan, K, kSkinnySplitWarps * f.parts, kSkinnySplitMinRows);
     return plan;
   }
   // Column-major B: splits no more than fill the SMs' blocks once, since a partial second
