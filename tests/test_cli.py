@@ -284,3 +284,27 @@ def test_tune_wall_metric_times_calls_back_to_back(monkeypatch):
 def test_tune_shape_names_a_metric_it_lacks():
     with pytest.raises(ValueError, match=r"metric: expected one of gpu, wall, got 'host'"):
         tune.tune_shape(bench.Shape(1, 1, 1), torch.device("cpu"), metric="host")
+
+
+def test_bench_passes_keep_each_sides_least_median(monkeypatch):
+    # Three passes over cuBLAS and the tier in turn: each keeps the least of its medians and
+    # counts every run; the tiers and references alternate, pass by pass.
+    order, medians = [], {"cublas": iter([5.0, 2.0, 4.0]), "naive": iter([3.0, 6.0, 1.0])}
+
+    def timer(device, fn, warmup, repeats, budget_s, cold_l2=False):
+        # bench.run's reference binds (a, b) as defaults; a tier's function binds its name third
+        name = "cublas" if len(fn.__defaults__) < 3 else fn.__defaults__[2]
+        order.append(name)
+        return next(medians[name]), 4
+
+    monkeypatch.setattr(bench, "_timer", timer)
+    monkeypatch.setattr(bench, "_reference_names", lambda tiers, device, precision="highest": ["cublas"])
+    rows = bench.run(["naive"], bench.shape_set("17x9x5", "cpu"), torch.device("cpu"), 1, 3, 0.01,
+                     progress=False, passes=3)
+    assert order == ["cublas", "naive"] * 3
+    got = {r.tier: (r.ms, r.runs) for r in rows}
+    assert got == {"cublas": (2.0, 12), "naive": (1.0, 12)}
+    assert rows[1].vs_cublas == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="passes"):
+        bench.run(["naive"], bench.shape_set("17x9x5", "cpu"), torch.device("cpu"), 1, 3, 0.01, progress=False,
+                  passes=0)
