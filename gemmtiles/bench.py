@@ -351,7 +351,7 @@ class Row:
     vs_cublas: Optional[float]
     vs_tf32: Optional[float]  # against cuBLAS TF32, for the TF32 tiers
     peak_share: Optional[float]
-    runs: int
+    runs: int  # timed runs behind ms, every pass's together (ms is the least pass's median)
     rel_err: Optional[float]  # ||out - fp64 product|| / ||fp64 product||
     b_gbps: float  # GB/s of B read once: the figure of merit when M is small
     macs: int = 0  # multiply-adds of the product (all its batch)
@@ -421,7 +421,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     passes: each shape's tiers and references are timed this many times in turn (all of them
     once, then all again), and each keeps the least of its medians: a slow spell of the GPU
     that lasts a few milliseconds then falls on every side of one pass, not on one side of a
-    ratio."""
+    ratio. The progress count is of the first pass (the later ones add no new result)."""
     if passes < 1:
         raise ValueError(f"passes must be >= 1, got {passes}")
     from .precision import fp32_precision as ours

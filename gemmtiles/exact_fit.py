@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from ._ops import _C
 
@@ -47,9 +47,16 @@ def _layout_flags(a, b):
     return a_k, b_k, a_vec, b_vec
 
 
-def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None) -> None:
+def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None, kernels=None) -> None:
     """Times cuBLAS, auto's own plan and every candidate of each shape (from index `start`,
-    appending to `out` past 0), each forced through the auto op, and writes them as CSV."""
+    appending to `out` past 0), each forced through the auto op, and writes them as CSV.
+    kernels: the candidates whose kernel's name starts with one of these alone (None: all)."""
+    if start > 0:  # appending: the file's columns must be these, or its new rows would misread
+        with open(out, newline="") as f:
+            header = next(csv.reader(f), None)
+        if header != CSV_FIELDS:
+            raise ValueError(f"exact_fit.measure: {out} has the columns {header}, expected {CSV_FIELDS}; "
+                             "start from 0 into a new file")
     import sys
 
     import torch
@@ -74,7 +81,8 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
             m = shape.m if shape.bmm or shape.batch == 1 else shape.m * shape.batch
             plans = [tuple(p) for p, _ in _C.exact_candidates(m, shape.n, shape.k, shape.batch if shape.bmm else 1,
-                                                              a_k, b_k, b_vec, sms, a_vec)]
+                                                              a_k, b_k, b_vec, sms, a_vec)
+                     if kernels is None or p.kernel.startswith(tuple(kernels))]
             rows = []
             for plan in [("cublas",), ("auto",)] + plans:
                 if progress:  # before the call, so that a crash names its candidate
@@ -128,15 +136,23 @@ def problems(rows: dict, sms: int):
     for key, times in rows.items():
         batch, m, n, k, layout, bmm = key
 
+        mm, bb = (m, batch) if bmm else (m * batch, 1)
+        a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k)
+        plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec)]
+        # A CSV without widths (w -1) names a plan only where no other candidate shares its
+        # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.
+        shared = Counter((p.kernel, p.mt, p.nw, p.splits) for p in plans)
+
         def timed(name, mt=0, nw=0, splits=0, w=0):
-            return times.get((name, mt, nw, splits, w), times.get((name, mt, nw, splits, -1)))
+            us = times.get((name, mt, nw, splits, w))
+            if us is None and shared[(name, mt, nw, splits)] <= 1:
+                us = times.get((name, mt, nw, splits, -1))
+            return us
 
         if timed("cublas") is None:
             continue
-        mm, bb = (m, batch) if bmm else (m * batch, 1)
-        a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k)
         cands = []
-        for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec):
+        for plan in plans:
             us = timed(plan.kernel, plan.mt, plan.nw, plan.splits, plan.w)
             if us is not None:
                 cands.append((plan, _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,

@@ -3,10 +3,11 @@ writes the GPU's tuned table, which `auto` reads on its next start.
 
 For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `auto` op itself:
 warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile where the
-operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernel at several split
-counts, for NN A copied M-major first where the operands allow it (`transposed`), and from 1024
-rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the build has it, and for NT from 256
-rows and columns the same with stream-K scheduling (`streamk`); checks that each gives the
+operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernels on each of
+their widths at several split counts, for NN A copied M-major first where the operands allow
+it (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
+build has it, and for NT from 256 rows and columns the same with stream-K scheduling
+(`streamk`); checks that each gives the
 heuristic's answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto/plan.h
 describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x
 11008 x 4096 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table
@@ -69,7 +70,7 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
-    kernel, rows, nw, _, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
+    kernel, rows, nw, w, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
                                                   True, None, True, _cutlass_here())
     if kernel == "cutlass":
         return CUTLASS
@@ -77,8 +78,8 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         return STREAMK
     if _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
         return TRANSPOSED
-    if kernel.startswith("skinny"):
-        return ("skinny", 0, splits)
+    if kernel.startswith("skinny"):  # named by its block's columns, which tell its widths apart
+        return ("skinny", _C.skinny_cols(kernel, rows, nw, w), splits)
     if kernel == "split_tile":
         return ("pipelined" if (rows, nw) == (128, 128) else "split_tile", rows, splits)
     return ("warptile", 0, 1)
@@ -129,9 +130,11 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
         # The pipelined tile where it takes the operands.
         if n is not None and _C.async_tile_ok(m, n, True, True, b_kmajor, b_vec):
             out += [("pipelined", 128, s) for s in SPLITS if s <= max(1, k // 64)]
-    # The rows auto's skinny kernels take (skinny_max_m in csrc/auto/plan.h).
+    # The rows auto's skinny kernels take (skinny_max_m in csrc/auto/plan.h), on each of their
+    # widths (a block's columns of B: skinny_cols).
     if m <= _C.skinny_max_m(b_kmajor):
-        out += [("skinny", 0, s) for s in SKINNY_SPLITS if s <= max(1, k // 32)]
+        out += [("skinny", cols, s) for cols in _C.skinny_widths(m, b_kmajor, b_vec)
+                for s in SKINNY_SPLITS if s <= max(1, k // 32)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)
     if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():

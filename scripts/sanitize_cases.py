@@ -84,6 +84,49 @@ def cutlass_tiles() -> list[tuple[int, int]]:
     return sorted({(p.mt, p.nw) for p, _ in plans if p.kernel == "cutlass"})
 
 
+# Every skinny candidate auto weighs (each load width, K whole and cut), forced, on products
+# of up to 16 rows: (case, a B per batch entry).
+SKINNY_CASES = [
+    ((1, 1027, 3001, "row", "col", 0, 0, None), False),  # W^T as float4s
+    ((3, 61, 1001, "row", "col", 1, 1, None), False),  # single floats, fewer columns than a block
+    ((2, 300, 517, "row", "col", 0, 0, 3), True),  # a batch with a B per entry
+    ((7, 259, 1500, "row", "row", 0, 1, None), False),  # a row-major B off 4 bytes
+]
+
+
+def skinny_candidates(case, bmm):
+    """The skinny plans of gemmtiles._C.exact_candidates for `case`'s operands, as auto sees them."""
+    from gemmtiles._ops import _C
+    from gemmtiles.exact_fit import _layout_flags
+
+    m, n, k, la, lb, pad, off, batch = case
+    a = operand(m, k, "cuda", la, pad, off, batch)
+    b = operand(k, n, "cuda", lb, pad, off, batch if bmm else None)
+    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+    rows, products = (m, batch or 1) if bmm else (m * (batch or 1), 1)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return [tuple(p) for p, _ in _C.exact_candidates(rows, n, k, products, a_k, b_k, b_vec, sms, a_vec)
+            if p.kernel.startswith("skinny")]
+
+
+def run_skinny_forced() -> None:
+    """auto with each of SKINNY_CASES' skinny candidates forced in turn."""
+    from gemmtiles._ops import _C
+
+    ran = 0
+    for case, bmm in SKINNY_CASES:
+        for plan in skinny_candidates(case, bmm):
+            _C.force_auto_plan(*plan)
+            try:
+                run_case("auto", *case, bmm=bmm)
+                if _C.forced_plan_refused():
+                    raise AssertionError(f"{plan} refused {case}")
+            finally:
+                _C.force_auto_plan()
+            ran += 1
+    print(f"auto: {ran} forced skinny candidate cases ok", flush=True)
+
+
 def run_case(tier, m, n, k, la, lb, pad, off, batch, bmm=False) -> None:
     """bmm: a B per batch entry; else one B shared by the batch."""
     a = operand(m, k, "cuda", la, pad, off, batch)
@@ -122,6 +165,7 @@ def main() -> int:
                 _C.force_auto_plan()
         ran = len(forced)
         print(f"auto: {ran} forced CUTLASS tile cases ok", flush=True)
+        run_skinny_forced()
     return 0
 
 

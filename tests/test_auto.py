@@ -408,7 +408,8 @@ def _check_each_forced(plans, a, b, c):
 
 @needs_cuda
 @pytest.mark.parametrize("m,n,k,layout", [(1, 643, 4241, "TN"), (3, 260, 4187, "NN"), (5, 257, 3001, "NT"),
-                                          (13, 130, 2049, "NN"), (20, 300, 5003, "NT"), (45, 129, 7001, "NN")])
+                                          (13, 130, 2049, "NN"), (20, 300, 5003, "NT"), (45, 129, 7001, "NN"),
+                                          (2, 1027, 3001, "NT"), (4, 61, 1000, "NT"), (1, 300, 517, "NT")])
 def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
     # Every skinny and split-tile candidate auto weighs for the problem, forced: K in up to
     # hundreds of slices, added by the reduction's groups of splits, with c, alpha and beta.
@@ -462,6 +463,22 @@ def test_table_entry_decides_the_plan():
     table = "NN 256 4096 4096 pipelined 128 3"
     assert _C.auto_plan(256, 4096, 4096, 1, False, True, H100_SMS, True, table)[:5] == ("split_tile", 128, 128, 1, 3)
     assert _C.auto_plan(256, 4096, 4096, 1, False, False, H100_SMS, True, table)[:5] == ("split_tile", 128, 256, 1, 3)
+    # A skinny entry names its width by the columns of B a block takes (skinny_cols).
+    usual = _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 32 2")
+    assert (usual.kernel, usual.nw, usual.splits) == ("skinny_kmajor", 4, 2)
+    assert _C.skinny_cols(usual.kernel, usual.mt, usual.nw, usual.w) == 32
+    single = _C.auto_plan(4, 4096, 4096, 1, False, True, H100_SMS, True, "NN 4 4096 4096 skinny 32 16")
+    assert (single.kernel, single.w, single.splits) == ("skinny_nmajor", 1, 16)
+    wide = _C.auto_plan(4, 4096, 4096, 1, False, True, H100_SMS, True, "NN 4 4096 4096 skinny 128 16")
+    assert (wide.kernel, wide.w, wide.splits) == ("skinny_nmajor", 4, 16)
+    assert _C.skinny_cols(wide.kernel, wide.mt, wide.nw, wide.w) == 128
+    # A width the problem cannot take (float4s on rows of B that are not aligned; 32 columns
+    # a block past 8 rows of W^T, whose kernel takes 128) counts as no entry.
+    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4095 4096 skinny 128 16"),
+                        ((16, 2048, 2048, 1, True, True), "NT 16 2048 2048 skinny 32 2")]:
+        assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
+    with pytest.raises(ValueError, match="skinny <0|32|128>"):
+        _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 8 2")
     # An entry a problem cannot take (skinny past 8 rows) falls back to the heuristic.
     bad_fit = "NT 32 4096 4096 skinny 0 4"
     assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, bad_fit) == \
@@ -554,7 +571,14 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     # The heuristic splits 8 x 5504 x 4096 in 43, a count the tuner's list lacks: the plan
     # is timed beside the list's, so a table entry is never slower than no entry.
     plan = heuristic_plan(Shape(8, 5504, 4096), sms=132)
-    assert plan == ("skinny", 0, 43)
+    assert plan[0] == "skinny" and plan[2] == 43
+    # Named by its width, the columns of B a block takes: what auto runs, not another width.
+    assert plan[1] == _C.skinny_cols(*_C.auto_plan(8, 5504, 4096, 1, False, True, 132)[:4])
+    # Each width of the skinny kernels is a candidate where the problem allows it.
+    assert {c[1] for c in candidates(1, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {32}
+    assert {c[1] for c in candidates(16, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {128}
+    assert {c[1] for c in candidates(4, 4096, layout="NN", n=4096) if c[0] == "skinny"} == {32, 128}
+    assert {c[1] for c in candidates(4, 4096, layout="NN", n=4095) if c[0] == "skinny"} == {32}
     assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
     assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
     # NN: A copied M-major first, the rule's choice from 1024 x 2048 outputs, a candidate from
@@ -605,6 +629,13 @@ def test_auto_runs_the_table_it_is_given():
         for entry in ["NT 224 640 2048 split_tile 128 3", "NT 224 640 2048 pipelined 128 3"]:
             _C.set_auto_table(device, entry, "test")
             check_tier("auto", a2, b)
+        # The skinny kernels' widths (columns of B a block), K whole and cut.
+        a1 = operand(3, 2003, "cuda", pad=1)
+        b_row = operand(2003, 516, "cuda", "row")
+        for entry in ["NT 3 640 2048 skinny 32 1", "NT 3 640 2048 skinny 32 3", "NN 3 640 2048 skinny 32 16",
+                      "NN 3 640 2048 skinny 128 40"]:
+            _C.set_auto_table(device, entry, "test")
+            check_tier("auto", a1, b if entry.startswith("NT") else b_row)
     finally:
         _C.set_auto_table(device, None)
     assert _C.auto_table_source(device) == "not loaded"

@@ -111,8 +111,39 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
     for c in cands:
         assert c.k_slice % multiple == 0 and c.splits * c.k_slice >= k > (c.splits - 1) * c.k_slice, tuple(c)
     partials = {-(-c.splits // 8) if not b_k else c.splits for c in cands}
+    # K whole always; cut wherever K holds more than one slice and the blocks leave room: of
+    # the problems here, those of K >= 240.
     assert 1 in partials and (max(partials) > 1) == (k >= 240)
     assert {c.w for c in cands} == ({4} if b_k and b_vec else {1} if b_k or not b_vec else {1, 4})
+    # Each width with K whole too (one block along K: the row-major-B kernel's 8 warps' slices).
+    whole = {c.w for c in cands if (c.splits if b_k else -(-c.splits // 8)) == 1}
+    assert {c.w for c in cands} == whole
+
+
+def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_path):
+    # An earlier CSV (no w column) timed one plan per (kernel, tile, splits). Where two load
+    # widths share those, the timing is neither's; where one plan has them, it is that plan's.
+    m, n, k = 4, 4096, 4096  # NN: a row-major B of aligned rows, float4s and single floats
+    plans = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, False, True, H100_SMS)
+             if c.kernel == "skinny_nmajor"]
+    both = next(c for c in plans if sum((d.mt, d.splits) == (c.mt, c.splits) for d in plans) == 2)
+    alone = next(c for c in plans if sum((d.mt, d.splits) == (c.mt, c.splits) for d in plans) == 1)
+    path = tmp_path / "old.csv"
+    rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err",
+            f"1,{m},{n},{k},NN,0,cublas,0,0,0,10.0,0", f"1,{m},{n},{k},NN,0,auto,0,0,0,11.0,0"]
+    for c, us in ((both, 20.0), (alone, 30.0)):
+        rows.append(f"1,{m},{n},{k},NN,0,{c.kernel},{c.mt},{c.nw},{c.splits},{us},0")
+    path.write_text("\n".join(rows) + "\n")
+    probs = exact_fit.problems(exact_fit.load(str(path)), H100_SMS)
+    timed = {tuple(p): us for p, _, us in next(iter(probs.values()))["candidates"]}
+    assert timed == {tuple(alone): 30.0}
+
+
+def test_exact_fit_refuses_to_append_to_a_csv_of_other_columns(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err\n")
+    with pytest.raises(ValueError, match="expected"):
+        exact_fit.measure([], str(path), None, start=1)
 
 
 def test_model_splits_deep_k_on_few_tiles():

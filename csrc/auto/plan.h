@@ -128,6 +128,17 @@ struct SkinnyKMajorShape {
 inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt) {
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
 }
+
+// Columns of B one block of a skinny plan takes: the column-major-B kernel's 8 warps of groups
+// of nw columns; the row-major-B kernel's 32 lanes of w each. What a table's skinny entry names
+// (auto/table.cpp), as it tells the kernels' widths apart.
+inline int64_t skinny_cols(const AutoPlan& plan) {
+  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
+    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+    return int64_t(kSkinnyWarps) * shape.nw * shape.groups;
+  }
+  return skinny_split_cols(plan);
+}
 // Rows up to which a single problem (batch 1, row-major A) runs on the 32- and 64-row split-K
 // tiles; past it the 128-row tile has waves enough.
 inline constexpr int64_t kSplitTileMaxM = 2048;
@@ -516,8 +527,11 @@ inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, Ten
 //   <TN|TT> <m> <n> <k> cutlass 0 1
 //   NT <m> <n> <k> streamk 0 1
 // (m, n, k) are bucket keys (auto_bucket); tile rows is 32, 64 or 128 for split_tile (64: the
-// pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile), 128 for pipelined (the pipelined 128 x 128 tile where the
-// operands allow it, else warptile's 128 x 256), else 0; splits 1-64. transposed (NN only,
+// pipelined kernel's 64 x 128 tile where it takes the operands; 128: warptile's 128 x 256 tile),
+// 128 for pipelined (the pipelined 128 x 128 tile where the operands allow it, else warptile's
+// 128 x 256), for skinny the columns of B a block takes (skinny_cols: 0 for the kernel's
+// usual width, with float4 loads where B allows; NT 32 up to 8 rows, 128 past; NN 32 for
+// single floats or 128 for float4s), else 0; splits 1-64. transposed (NN only,
 // 0 rows, 1 split): A copied M-major first, where the operands allow it (transpose_a_first).
 // cutlass (0 rows, 1 split): CUTLASS's SIMT kernel (cutlass_plan), where the build has it and
 // it takes the problem; TN and TT entries (A column-major) name it alone. streamk (NT only, 0
@@ -614,9 +628,7 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
                                                bool b_vec, int64_t sms) {
   std::vector<AutoPlan> all;
   const auto add = [&](const AutoPlan& plan) {
-    for (const AutoPlan& q : all)
-      if (q.mt == plan.mt && q.w == plan.w && q.splits == plan.splits && q.k_slice == plan.k_slice) return;
-    all.push_back(plan);
+    if (std::find(all.begin(), all.end(), plan) == all.end()) all.push_back(plan);
   };
   add(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   const int mt = skinny_rows(M);
@@ -642,13 +654,22 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
   return all;
 }
 
+// A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
+// columns of B a block (skinny_cols; 0: the kernel's usual, float4 loads where B allows);
+// none where the kernel has no such width for the problem (float4s on an unaligned B).
+inline std::optional<AutoPlan> skinny_plan_of_cols(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
+                                                   bool b_vec, int64_t sms, int64_t splits, int64_t cols) {
+  if (cols != 0 && b_kmajor) {
+    const AutoPlan plan = skinny_plan(M, N, K, batch, true, b_vec, sms, splits);
+    return skinny_cols(plan) == cols ? std::optional<AutoPlan>(plan) : std::nullopt;
+  }
+  if (cols != 0 && cols != 32 && !(cols == 128 && b_vec)) return std::nullopt;
+  return skinny_plan(M, N, K, batch, b_kmajor, cols == 0 ? b_vec : cols == 128, sms, splits);
+}
+
 // The blocks of a skinny plan, all its slices of K and products together.
 inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
-  if (plan.kernel == AutoKernel::kSkinnyKMajor) {
-    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
-    return ceil_div64(N, int64_t(kSkinnyWarps) * shape.nw * shape.groups) * batch * plan.splits;
-  }
-  return ceil_div64(N, skinny_split_cols(plan)) * batch * plan_partials(plan);
+  return ceil_div64(N, skinny_cols(plan)) * batch * plan_partials(plan);
 }
 
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
@@ -853,8 +874,10 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
                              K, e->splits);
-    if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor))
-      return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, e->splits);
+    if (e->kernel == AutoKernel::kSkinnyNMajor && M <= skinny_max_m(b_kmajor)) {
+      if (const std::optional<AutoPlan> plan = skinny_plan_of_cols(M, N, K, batch, b_kmajor, b_vec, sms, e->splits, e->rows))
+        return *plan;
+    }
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)

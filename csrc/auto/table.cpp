@@ -121,10 +121,13 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool transposed = ok && f[4] == "transposed" && f[0] == "NN" && rows == 0 && e.splits == 1;
     const bool cutlass = ok && f[4] == "cutlass" && rows == 0 && e.splits == 1;
     const bool streamk = ok && f[4] == "streamk" && f[0] == "NT" && rows == 0 && e.splits == 1;
+    // skinny: the columns of B a block takes (skinny_cols in auto/plan.h), 0 for the usual.
+    const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 128);
     if (!ok || (a_col && !cutlass) ||
-        !(tile || transposed || cutlass || streamk || f[4] == "skinny" || f[4] == "warptile")) {
+        !(tile || transposed || cutlass || streamk || skinny || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
-                                  "<skinny|split_tile|pipelined|warptile> rows splits', 'NN m n k " +
+                                  "<split_tile|pipelined|warptile> rows splits', '<NN|NT> m n k skinny " +
+                                  "<0|32|128> splits', 'NN m n k " +
                                   "transposed 0 1', '<NN|NT|TN|TT> m n k cutlass 0 1' or 'NT m n k " +
                                   "streamk 0 1', got '" + line + "'");
     }
@@ -136,7 +139,7 @@ AutoTable AutoTable::parse(const std::string& text) {
     e.kernel = tile      ? AutoKernel::kSplitTile
                : cutlass ? AutoKernel::kCutlass
                : streamk ? AutoKernel::kCutlassStreamK
-               : f[4] == "skinny" ? AutoKernel::kSkinnyNMajor
+               : skinny  ? AutoKernel::kSkinnyNMajor
                                   : AutoKernel::kWarptile;
     t.entries.push_back(e);
   }

@@ -295,6 +295,40 @@ PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
   return PyLong_FromLongLong(gemmtiles::skinny_max_m(b_kmajor != 0));
 }
 
+// gemmtiles._C.skinny_cols(kernel, mt, nw, w) -> the columns of B one block of that skinny
+// plan takes (auto/plan.h, skinny_cols): what a table's skinny entry names;
+// gemmtiles._C.skinny_widths(M, b_kmajor, b_vec) -> [int]: those a skinny entry may name for
+// M rows and such a B, the kernel's usual first.
+PyObject* py_skinny_cols(PyObject*, PyObject* args) {
+  const char* kernel;
+  int mt, nw, w;
+  if (!PyArg_ParseTuple(args, "siii", &kernel, &mt, &nw, &w)) return nullptr;
+  const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
+  if (k != gemmtiles::AutoKernel::kSkinnyKMajor && k != gemmtiles::AutoKernel::kSkinnyNMajor) {
+    PyErr_Format(PyExc_ValueError, "skinny_cols: kernel must be skinny_kmajor or skinny_nmajor, got '%s'", kernel);
+    return nullptr;
+  }
+  return PyLong_FromLongLong(gemmtiles::skinny_cols(gemmtiles::AutoPlan{*k, mt, nw, w}));
+}
+PyObject* py_skinny_widths(PyObject*, PyObject* args) {
+  long long M;
+  int b_kmajor, b_vec;
+  if (!PyArg_ParseTuple(args, "Lpp", &M, &b_kmajor, &b_vec)) return nullptr;
+  std::vector<int64_t> cols;
+  const int mt = gemmtiles::skinny_rows(M);
+  if (b_kmajor) {
+    const int nw = gemmtiles::skinny_kmajor_shape(mt).nw;
+    cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyKMajor, mt, nw, 1}));
+  } else {
+    if (b_vec) cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyNMajor, mt, 1, 4}));
+    cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyNMajor, mt, 1, 1}));
+  }
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(cols.size()));
+  if (!list) return nullptr;
+  for (size_t i = 0; i < cols.size(); ++i) PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(cols[i]));
+  return list;
+}
+
 // gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None) ->
 // whether auto copies a row-major A M-major before the product (auto/plan.h), with the tuned
 // table whose text is `table` (None: the rule alone).
@@ -601,6 +635,10 @@ PyMethodDef methods[] = {
      "exact_model_layout(): the feature layout a table's 'model exact' line names."},
     {"copy_margin", py_copy_margin, METH_NOARGS,
      "copy_margin(): the factor on a copying plan's estimate that auto ranks it by."},
+    {"skinny_cols", py_skinny_cols, METH_VARARGS,
+     "skinny_cols(kernel, mt, nw, w): the columns of B one block of that skinny plan takes."},
+    {"skinny_widths", py_skinny_widths, METH_VARARGS,
+     "skinny_widths(M, b_kmajor, b_vec): the columns a block a table's skinny entry may name."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
