@@ -65,6 +65,8 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
 
     from . import bench
 
+    prefixes = (kernels,) if isinstance(kernels, str) else tuple(kernels or ())
+
     torch.set_float32_matmul_precision("highest")
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     g = torch.Generator().manual_seed(0)
@@ -82,7 +84,7 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             m = shape.m if shape.bmm or shape.batch == 1 else shape.m * shape.batch
             plans = [tuple(p) for p, _ in _C.exact_candidates(m, shape.n, shape.k, shape.batch if shape.bmm else 1,
                                                               a_k, b_k, b_vec, sms, a_vec)
-                     if kernels is None or p.kernel.startswith(tuple(kernels))]
+                     if kernels is None or p.kernel.startswith(prefixes)]
             rows = []
             for plan in [("cublas",), ("auto",)] + plans:
                 if progress:  # before the call, so that a crash names its candidate
@@ -107,8 +109,9 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             writer.writerows(rows)
             f.flush()
             if progress:
+                best = f"best candidate {min(r[10] for r in rows[2:]):.1f}" if rows[2:] else "no candidate"
                 print(f"[{i + 1}/{len(shapes)}] {shape.label}: cublas {rows[0][10]:.1f} us, auto {rows[1][10]:.1f}, "
-                      f"best candidate {min(r[10] for r in rows[2:]):.1f}", file=progress, flush=True)
+                      f"{best}", file=progress, flush=True)
             del a, b, ref
 
 

@@ -64,8 +64,9 @@ def default_shapes() -> list[Shape]:
 
 
 def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, int]:
-    """The heuristic's plan for `shape` (contiguous operands) as a table entry's (kernel, tile
-    rows, splits): a candidate too, since its split counts need not be in SPLITS."""
+    """The heuristic's plan for `shape` (contiguous operands) as a table entry's (kernel, rows,
+    splits), rows being a tile's rows or, for skinny, the columns of B a block takes: a
+    candidate too, since its split counts need not be in SPLITS."""
     if sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
@@ -116,9 +117,10 @@ MAX_TABLE_SPLITS = _C.max_table_splits()
 
 def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
                layout: str = "NN", n: Optional[int] = None) -> list[tuple[str, int, int]]:
-    """(kernel, tile rows, splits) that `auto` can run for m rows, depth k and n columns (None:
-    not known, no pipelined tile) of contiguous operands in `layout`, and `extra` (the
-    heuristic's plan) where it is not among them and a table entry can name it."""
+    """(kernel, rows, splits) that `auto` can run for m rows, depth k and n columns (None: not
+    known, so no pipelined tile and, for NN, no float4 width) of contiguous operands in
+    `layout`, and `extra` (the heuristic's plan) where it is not among them and a table entry
+    can name it; rows is a tile's rows, or for skinny the columns of B a block takes."""
     out = [("warptile", 0, 1)]
     # The operands are contiguous, so B's lines are 16-byte aligned wherever their length
     # allows: W^T's always (as auto takes them), a row-major B's where n % 4 == 0.
@@ -339,7 +341,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     lines = [f"# gemmtiles auto table for {name} "
              f"({torch.cuda.get_device_properties(device).multi_processor_count} SMs), "
              f"written by python -m gemmtiles.tune on {datetime.date.today().isoformat()}",
-             "# layout m n k kernel rows splits   (buckets of M, N, K: csrc/auto/plan.h)"]
+             "# layout m n k kernel rows splits   (buckets of M, N, K; skinny's rows: columns of B a block; "
+             "csrc/auto/plan.h)"]
     if args.metric == "wall":
         lines.insert(1, "# timed with --metric wall: the time per call of calls issued back to back")
     if args.fit_exact:
@@ -357,7 +360,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget, metric=args.metric)
         kernel, rows, splits, ms = r["best"]
         print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
-              f"{kernel} {rows} x {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)
+              f"{kernel} {rows} {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)
         tuned = tuned_shape(shape)
         note = "" if tuned == shape else f" (its first {tuned.n} columns)"
         per = " a call back to back" if args.metric == "wall" else ""

@@ -87,9 +87,11 @@ def cutlass_tiles() -> list[tuple[int, int]]:
 # Every skinny candidate auto weighs (each load width, K whole and cut), forced, on products
 # of up to 16 rows: (case, a B per batch entry).
 SKINNY_CASES = [
-    ((1, 1027, 3001, "row", "col", 0, 0, None), False),  # W^T as float4s
+    ((1, 1027, 3000, "row", "col", 0, 0, None), False),  # W^T as float4s
     ((3, 61, 1001, "row", "col", 1, 1, None), False),  # single floats, fewer columns than a block
+    ((13, 300, 4132, "row", "col", 0, 0, None), False),  # W^T past 8 rows: four groups of lanes
     ((2, 300, 517, "row", "col", 0, 0, 3), True),  # a batch with a B per entry
+    ((5, 1028, 3000, "row", "row", 0, 0, None), False),  # a row-major B: float4s and single floats
     ((7, 259, 1500, "row", "row", 0, 1, None), False),  # a row-major B off 4 bytes
 ]
 

@@ -474,12 +474,12 @@ def test_table_entry_decides_the_plan():
     assert _C.skinny_cols(wide.kernel, wide.mt, wide.nw, wide.w) == 128
     # A width the problem cannot take (float4s on rows of B that are not aligned; 32 columns
     # a block past 8 rows of W^T, whose kernel takes 128) counts as no entry.
-    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4095 4096 skinny 128 16"),
+    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4095 4096 skinny 128 40"),
                         ((16, 2048, 2048, 1, True, True), "NT 16 2048 2048 skinny 32 2")]:
         assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
-    with pytest.raises(ValueError, match="skinny <0|32|128>"):
+    with pytest.raises(ValueError, match=re.escape("skinny <0|32|128>")):
         _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 8 2")
-    # An entry a problem cannot take (skinny past 8 rows) falls back to the heuristic.
+    # An entry a problem cannot take (skinny past 16 rows) falls back to the heuristic.
     bad_fit = "NT 32 4096 4096 skinny 0 4"
     assert _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS, True, bad_fit) == \
         _C.auto_plan(32, 4096, 4096, 1, True, True, H100_SMS)
@@ -571,15 +571,23 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     # The heuristic splits 8 x 5504 x 4096 in 43, a count the tuner's list lacks: the plan
     # is timed beside the list's, so a table entry is never slower than no entry.
     plan = heuristic_plan(Shape(8, 5504, 4096), sms=132)
-    assert plan[0] == "skinny" and plan[2] == 43
-    # Named by its width, the columns of B a block takes: what auto runs, not another width.
-    assert plan[1] == _C.skinny_cols(*_C.auto_plan(8, 5504, 4096, 1, False, True, 132)[:4])
+    assert plan == ("skinny", 128, 43)
+    # Named by its width, the columns of B a block takes, an entry of the heuristic's plan runs
+    # that plan: at 8 x 640 x 2048 single floats on B's aligned rows, which "skinny 0" (float4s
+    # where the rows allow) would not.
+    narrow = heuristic_plan(Shape(8, 640, 2048), sms=132)
+    assert narrow == ("skinny", 32, 64)
+    for (m, n, k), entry in [((8, 5504, 4096), plan), ((8, 640, 2048), narrow)]:
+        table = _entry_line("NN", m, n, k, *entry)
+        assert _C.auto_plan(m, n, k, 1, False, True, 132, True, table) == _C.auto_plan(m, n, k, 1, False, True, 132)
+    assert _C.auto_plan(8, 640, 2048, 1, False, True, 132, True, _entry_line("NN", 8, 640, 2048, "skinny", 0, 64)).w == 4
     # Each width of the skinny kernels is a candidate where the problem allows it.
     assert {c[1] for c in candidates(1, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {32}
     assert {c[1] for c in candidates(16, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {128}
     assert {c[1] for c in candidates(4, 4096, layout="NN", n=4096) if c[0] == "skinny"} == {32, 128}
     assert {c[1] for c in candidates(4, 4096, layout="NN", n=4095) if c[0] == "skinny"} == {32}
-    assert plan in candidates(8, 4096, plan) and plan not in candidates(8, 4096)
+    assert plan in candidates(8, 4096, plan, n=5504) and plan not in candidates(8, 4096, n=5504)
+    assert ("skinny", 128, 48) in candidates(8, 4096, n=5504)
     assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)
     # NN: A copied M-major first, the rule's choice from 1024 x 2048 outputs, a candidate from
     # the pipelined tile's 128 x 128 (operands allowing).

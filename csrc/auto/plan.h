@@ -861,7 +861,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   // The entry's plan, where the problem can take it. One it cannot take counts as none (the
   // heuristic decides, CUTLASS's rule first): a `cutlass` one without the kernel, a
   // `transposed` one whose copy is not made (transpose_a_first), tiles or skinny past the rows
-  // they take. A `transposed` entry that applies is for the launch, which then plans the
+  // they take, skinny of a width the problem cannot take. A `transposed` entry that applies is for the launch, which then plans the
   // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {

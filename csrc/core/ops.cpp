@@ -298,11 +298,15 @@ PyObject* py_skinny_max_m(PyObject*, PyObject* args) {
 // gemmtiles._C.skinny_cols(kernel, mt, nw, w) -> the columns of B one block of that skinny
 // plan takes (auto/plan.h, skinny_cols): what a table's skinny entry names;
 // gemmtiles._C.skinny_widths(M, b_kmajor, b_vec) -> [int]: those a skinny entry may name for
-// M rows and such a B, the kernel's usual first.
+// M rows and such a B (a row-major B: float4s' 128 where its rows are aligned, and 32).
 PyObject* py_skinny_cols(PyObject*, PyObject* args) {
   const char* kernel;
   int mt, nw, w;
   if (!PyArg_ParseTuple(args, "siii", &kernel, &mt, &nw, &w)) return nullptr;
+  if (w != 1 && w != 4) {
+    PyErr_Format(PyExc_ValueError, "skinny_cols: w must be 1 or 4, got %d", w);
+    return nullptr;
+  }
   const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
   if (k != gemmtiles::AutoKernel::kSkinnyKMajor && k != gemmtiles::AutoKernel::kSkinnyNMajor) {
     PyErr_Format(PyExc_ValueError, "skinny_cols: kernel must be skinny_kmajor or skinny_nmajor, got '%s'", kernel);
@@ -325,7 +329,14 @@ PyObject* py_skinny_widths(PyObject*, PyObject* args) {
   }
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(cols.size()));
   if (!list) return nullptr;
-  for (size_t i = 0; i < cols.size(); ++i) PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(cols[i]));
+  for (size_t i = 0; i < cols.size(); ++i) {
+    PyObject* item = PyLong_FromLongLong(cols[i]);
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
   return list;
 }
 
@@ -638,7 +649,7 @@ PyMethodDef methods[] = {
     {"skinny_cols", py_skinny_cols, METH_VARARGS,
      "skinny_cols(kernel, mt, nw, w): the columns of B one block of that skinny plan takes."},
     {"skinny_widths", py_skinny_widths, METH_VARARGS,
-     "skinny_widths(M, b_kmajor, b_vec): the columns a block a table's skinny entry may name."},
+     "skinny_widths(M, b_kmajor, b_vec): the widths (columns of B a block) a table's skinny entry may name."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
