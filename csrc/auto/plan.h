@@ -139,6 +139,28 @@ inline int64_t skinny_cols(const AutoPlan& plan) {
   }
   return skinny_split_cols(plan);
 }
+// The blocks of a skinny plan's kernel that all SMs hold at once.
+inline int64_t skinny_slots(const AutoPlan& plan, int64_t sms) {
+  return (plan.kernel == AutoKernel::kSkinnyKMajor ? skinny_kmajor_shape(plan.mt).blocks_per_sm
+                                                    : skinny_split_blocks_per_sm(plan.mt, plan.w)) *
+         sms;
+}
+// The skinny kernel for M rows and such a B with K whole, loading w floats of B at a time.
+inline AutoPlan skinny_shape(int64_t M, bool b_kmajor, int w) {
+  const int mt = skinny_rows(M);
+  return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, mt, skinny_kmajor_shape(mt).nw, w}
+                  : AutoPlan{AutoKernel::kSkinnyNMajor, mt, 1, w};
+}
+// The widths (skinny_cols) a table's skinny entry may name for M rows and such a B: the
+// column-major-B kernel's one; the row-major-B kernel's float4s (where B's rows are aligned)
+// and single floats.
+inline std::vector<int64_t> skinny_widths(int64_t M, bool b_kmajor, bool b_vec) {
+  if (b_kmajor) return {skinny_cols(skinny_shape(M, true, b_vec ? 4 : 1))};
+  std::vector<int64_t> cols;
+  if (b_vec) cols.push_back(skinny_cols(skinny_shape(M, false, 4)));
+  cols.push_back(skinny_cols(skinny_shape(M, false, 1)));
+  return cols;
+}
 // Rows up to which a single problem (batch 1, row-major A) runs on the 32- and 64-row split-K
 // tiles; past it the 128-row tile has waves enough.
 inline constexpr int64_t kSplitTileMaxM = 2048;
@@ -631,18 +653,9 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
     if (std::find(all.begin(), all.end(), plan) == all.end()) all.push_back(plan);
   };
   add(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
-  const int mt = skinny_rows(M);
   for (const bool vec : {b_vec, false}) {
-    const int w = vec ? 4 : 1;
-    int64_t blocks, slots;
-    if (b_kmajor) {
-      const SkinnyKMajorShape shape = skinny_kmajor_shape(mt);
-      blocks = ceil_div64(N, int64_t(kSkinnyWarps) * shape.nw * shape.groups) * batch;
-      slots = int64_t(shape.blocks_per_sm) * sms;
-    } else {
-      blocks = ceil_div64(N, 32 * w) * batch;
-      slots = int64_t(skinny_split_blocks_per_sm(mt, w)) * sms;
-    }
+    const AutoPlan shape = skinny_shape(M, b_kmajor, vec ? 4 : 1);
+    const int64_t blocks = ceil_div64(N, skinny_cols(shape)) * batch, slots = skinny_slots(shape, sms);
     for (const int64_t s : kSkinnySplits) {
       if (s > 1 && blocks * s > 2 * slots) break;
       const AutoPlan plan = skinny_plan(M, N, K, batch, b_kmajor, vec, sms, b_kmajor ? s : kSkinnySplitWarps * s);
@@ -659,12 +672,14 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 // none where the kernel has no such width for the problem (float4s on an unaligned B).
 inline std::optional<AutoPlan> skinny_plan_of_cols(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                                                    bool b_vec, int64_t sms, int64_t splits, int64_t cols) {
-  if (cols != 0 && b_kmajor) {
-    const AutoPlan plan = skinny_plan(M, N, K, batch, true, b_vec, sms, splits);
-    return skinny_cols(plan) == cols ? std::optional<AutoPlan>(plan) : std::nullopt;
+  if (cols == 0 || b_kmajor) {  // the column-major-B kernel's width follows B's alignment alone
+    const AutoPlan plan = skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, splits);
+    return cols == 0 || skinny_cols(plan) == cols ? std::optional<AutoPlan>(plan) : std::nullopt;
   }
-  if (cols != 0 && cols != 32 && !(cols == 128 && b_vec)) return std::nullopt;
-  return skinny_plan(M, N, K, batch, b_kmajor, cols == 0 ? b_vec : cols == 128, sms, splits);
+  for (const int w : {4, 1})  // the row-major-B kernel's width is its loads'
+    if (skinny_cols(skinny_shape(M, false, w)) == cols && (w == 1 || b_vec))
+      return skinny_plan(M, N, K, batch, false, w == 4, sms, splits);
+  return std::nullopt;
 }
 
 // The blocks of a skinny plan, all its slices of K and products together.
@@ -677,16 +692,13 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
 // kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k; the
 // row-major-B kernel: a warp's rows of its slice, a load of B each.
 inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
-  int64_t slots, steps;
+  int64_t steps = plan.k_slice;
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
-    slots = int64_t(shape.blocks_per_sm) * sms;
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
-  } else {
-    slots = int64_t(skinny_split_blocks_per_sm(plan.mt, plan.w)) * sms;
-    steps = plan.k_slice;
   }
-  return double(ceil_div64(skinny_blocks(plan, N, batch), std::max<int64_t>(1, slots)) * steps) / 1e3;
+  const int64_t slots = std::max<int64_t>(1, skinny_slots(plan, sms));
+  return double(ceil_div64(skinny_blocks(plan, N, batch), slots) * steps) / 1e3;
 }
 
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
@@ -969,8 +981,8 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
       int64_t parts = 1;
     };
     const auto fill = [&](int w) {
-      const int64_t blocks = ceil_div64(N, 32 * w) * batch;
-      const int64_t slots = skinny_split_blocks_per_sm(plan.mt, w) * sms;
+      const AutoPlan shape = skinny_shape(M, false, w);
+      const int64_t blocks = ceil_div64(N, skinny_cols(shape)) * batch, slots = skinny_slots(shape, sms);
       const int64_t most = std::max<int64_t>(1, K / (kSkinnySplitWarps * kSkinnySplitMinRows));
       Fill f;
       for (int64_t q = 1; q <= most; ++q) {
@@ -991,10 +1003,9 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   }
   // Column-major B: splits no more than fill the SMs' blocks once, since a partial second
   // wave of its blocks cost more than fewer, longer slices (docs/auto.md).
-  const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
-  plan.nw = shape.nw;
-  const int64_t slots = shape.blocks_per_sm * sms;
-  const int64_t blocks = ceil_div64(N, int64_t(kSkinnyWarps) * plan.nw * shape.groups) * batch;
+  plan.nw = skinny_kmajor_shape(plan.mt).nw;
+  const int64_t slots = skinny_slots(plan, sms);
+  const int64_t blocks = ceil_div64(N, skinny_cols(plan)) * batch;
   cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : slots / blocks, 65535), 32);
   return plan;
 }

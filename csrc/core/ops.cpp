@@ -134,20 +134,27 @@ PyTypeObject* auto_plan_type() {
 // An AutoPlan as gemmtiles.AutoPlan (defined below).
 PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan);
 
-// A list of Python floats.
-template <size_t F>
-PyObject* double_list(const std::array<double, F>& values) {
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(F));
+// A Python list of `values`, each made a Python object by `make` (PyFloat_FromDouble, ...).
+template <class Values, class Make>
+PyObject* py_list(const Values& values, Make make) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(values.size()));
   if (!list) return nullptr;
-  for (size_t i = 0; i < F; ++i) {
-    PyObject* x = PyFloat_FromDouble(values[i]);
+  Py_ssize_t i = 0;
+  for (const auto& v : values) {
+    PyObject* x = make(v);
     if (!x) {
       Py_DECREF(list);
       return nullptr;
     }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), x);
+    PyList_SET_ITEM(list, i++, x);
   }
   return list;
+}
+
+// A list of Python floats.
+template <size_t F>
+PyObject* double_list(const std::array<double, F>& values) {
+  return py_list(values, PyFloat_FromDouble);
 }
 
 // gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
@@ -318,26 +325,8 @@ PyObject* py_skinny_widths(PyObject*, PyObject* args) {
   long long M;
   int b_kmajor, b_vec;
   if (!PyArg_ParseTuple(args, "Lpp", &M, &b_kmajor, &b_vec)) return nullptr;
-  std::vector<int64_t> cols;
-  const int mt = gemmtiles::skinny_rows(M);
-  if (b_kmajor) {
-    const int nw = gemmtiles::skinny_kmajor_shape(mt).nw;
-    cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyKMajor, mt, nw, 1}));
-  } else {
-    if (b_vec) cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyNMajor, mt, 1, 4}));
-    cols.push_back(gemmtiles::skinny_cols(gemmtiles::AutoPlan{gemmtiles::AutoKernel::kSkinnyNMajor, mt, 1, 1}));
-  }
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(cols.size()));
-  if (!list) return nullptr;
-  for (size_t i = 0; i < cols.size(); ++i) {
-    PyObject* item = PyLong_FromLongLong(cols[i]);
-    if (!item) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
-  return list;
+  return py_list(gemmtiles::skinny_widths(M, b_kmajor != 0, b_vec != 0),
+                 [](int64_t cols) { return PyLong_FromLongLong(cols); });
 }
 
 // gemmtiles._C.transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table=None) ->
