@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "check", "rank_us", "planned", "model_line", "main"]
+__all__ = ["measure", "load", "fit", "fit_gemv", "check", "rank_us", "planned", "model_line", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
@@ -167,12 +167,12 @@ def problems(rows: dict, sms: int):
 
 # The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
-# SM (millions) and its waves, then the skinny kernels' and the copies'.
-GLOBAL_FEATURES, PER_TILE, SKINNY, COPY = 6, 5, 7, 2
+# SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's.
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 6, 5, 7, 2, 5
 
 
 def _tiles() -> int:
-    return (len(_C.exact_model()) - GLOBAL_FEATURES - SKINNY - COPY) // PER_TILE
+    return (len(_C.exact_model()) - GLOBAL_FEATURES - SKINNY - COPY - GEMV) // PER_TILE
 
 
 def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
@@ -191,6 +191,35 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     params = np.array(_C.exact_model())
     sol = lsq_linear(x[:, used] / y[:, None], np.ones(len(y)), bounds=(lower[used], np.inf)).x
     params[used] = sol
+    return params.tolist()
+
+
+def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
+    """The GEMV kernel's parameters alone fitted to its measured candidates (least squares of
+    the relative error, >= 0), every other parameter held; its rate per byte of B held at the
+    skinny kernels', which stream B from the same memory: the GEMV candidates' shapes are few,
+    and their largest B too few to pin the rate down (docs/auto.md)."""
+    import numpy as np
+    from scipy.optimize import lsq_linear
+
+    params = np.array(params if params is not None else _C.exact_model(), dtype=float)
+    g0 = len(params) - GEMV
+    b_rate = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
+    x, y = [], []
+    for p in probs.values():
+        for plan, f, us in p["candidates"]:
+            if plan.kernel == "gemv":
+                x.append(np.array(f[g0:], dtype=float))
+                y.append(us)
+    if not x:
+        return params.tolist()
+    x, y = np.array(x), np.array(y)
+    rest = y - b_rate * x[:, 1]
+    keep = [0, 2, 3, 4]
+    sol = lsq_linear(x[:, keep] / y[:, None], rest / y, bounds=(0, np.inf)).x
+    params[g0 + 1] = b_rate
+    for i, v in zip(keep, sol):
+        params[g0 + i] = v
     return params.tolist()
 
 
@@ -222,8 +251,20 @@ def main(argv=None) -> int:
     p.add_argument("--holdout", action="store_true",
                    help="fit on every other shape of the training sample and check on the rest")
     p.add_argument("--sms", type=int, default=132)
+    p.add_argument("--gemv", action="store_true",
+                   help="fit the GEMV kernel's parameters alone (fit_gemv), the others held")
     args = p.parse_args(argv)
     train = problems(load(args.train), args.sms)
+    if args.gemv:
+        keys = sorted(train)
+        for name, fit_on, rest in (("A", keys[::2], keys[1::2]), ("B", keys[1::2], keys[::2])):
+            params = fit_gemv({k: train[k] for k in fit_on})
+            print(f"fitted on half {name}, the other half:", check({k: train[k] for k in rest}, params))
+        params = fit_gemv(train)
+        print("shipped:", check(train, _C.exact_model()))
+        print("fitted, training sample:", check(train, params))
+        print("params:", ", ".join(f"{x:.6g}" for x in params))
+        return 0
     if args.holdout:
         keys = sorted(train)
         rest = {k: train[k] for k in keys[1::2]}

@@ -81,6 +81,8 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         return TRANSPOSED
     if kernel.startswith("skinny"):  # named by its block's columns, which tell its widths apart
         return ("skinny", _C.skinny_cols(kernel, rows, nw, w), splits)
+    if kernel == "gemv":  # named by its block's columns
+        return ("gemv", nw, 1)
     if kernel == "split_tile":
         return ("pipelined" if (rows, nw) == (128, 128) else "split_tile", rows, splits)
     return ("warptile", 0, 1)
@@ -120,7 +122,7 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     """(kernel, rows, splits) that `auto` can run for m rows, depth k and n columns (None: not
     known, so no pipelined tile and, for NN, no float4 width) of contiguous operands in
     `layout`, and `extra` (the heuristic's plan) where it is not among them and a table entry
-    can name it; rows is a tile's rows, or for skinny the columns of B a block takes."""
+    can name it; rows is a tile's rows, or for skinny and gemv the columns of B a block takes."""
     out = [("warptile", 0, 1)]
     # The operands are contiguous, so B's lines are 16-byte aligned wherever their length
     # allows: W^T's always (as auto takes them), a row-major B's where n % 4 == 0.
@@ -137,6 +139,8 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     if m <= _C.skinny_max_m(b_kmajor):
         out += [("skinny", cols, s) for cols in _C.skinny_widths(m, b_kmajor, b_vec)
                 for s in SKINNY_SPLITS if s <= max(1, k // 32)]
+    # The GEMV kernel (up to 4 rows, W^T), on each of its blocks' widths (gemv_columns).
+    out += [("gemv", cols, 1) for cols in _C.gemv_columns(m, b_kmajor)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)
     if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():

@@ -84,8 +84,8 @@ def cutlass_tiles() -> list[tuple[int, int]]:
     return sorted({(p.mt, p.nw) for p, _ in plans if p.kernel == "cutlass"})
 
 
-# Every skinny candidate auto weighs (each load width, K whole and cut), forced, on products
-# of up to 16 rows: (case, a B per batch entry).
+# Every skinny and gemv candidate auto weighs (each load width and block width, K whole and
+# cut), forced, on products of up to 16 rows: (case, a B per batch entry).
 SKINNY_CASES = [
     ((1, 1027, 3000, "row", "col", 0, 0, None), False),  # W^T as float4s
     ((3, 61, 1001, "row", "col", 1, 1, None), False),  # single floats, fewer columns than a block
@@ -93,11 +93,13 @@ SKINNY_CASES = [
     ((2, 300, 517, "row", "col", 0, 0, 3), True),  # a batch with a B per entry
     ((5, 1028, 3000, "row", "row", 0, 0, None), False),  # a row-major B: float4s and single floats
     ((7, 259, 1500, "row", "row", 0, 1, None), False),  # a row-major B off 4 bytes
+    ((4, 130, 4097, "row", "col", 3, 0, None), False),  # W^T's aligned lines, K past a float4
 ]
 
 
 def skinny_candidates(case, bmm):
-    """The skinny plans of gemmtiles._C.exact_candidates for `case`'s operands, as auto sees them."""
+    """The skinny and gemv plans of gemmtiles._C.exact_candidates for `case`'s operands, as auto
+    sees them."""
     from gemmtiles._ops import _C
     from gemmtiles.exact_fit import _layout_flags
 
@@ -108,11 +110,11 @@ def skinny_candidates(case, bmm):
     rows, products = (m, batch or 1) if bmm else (m * (batch or 1), 1)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return [tuple(p) for p, _ in _C.exact_candidates(rows, n, k, products, a_k, b_k, b_vec, sms, a_vec)
-            if p.kernel.startswith("skinny")]
+            if p.kernel.startswith(("skinny", "gemv"))]
 
 
 def run_skinny_forced() -> None:
-    """auto with each of SKINNY_CASES' skinny candidates forced in turn."""
+    """auto with each of SKINNY_CASES' skinny and gemv candidates forced in turn."""
     from gemmtiles._ops import _C
 
     ran = 0
@@ -126,7 +128,7 @@ def run_skinny_forced() -> None:
             finally:
                 _C.force_auto_plan()
             ran += 1
-    print(f"auto: {ran} forced skinny candidate cases ok", flush=True)
+    print(f"auto: {ran} forced skinny and gemv candidate cases ok", flush=True)
 
 
 def run_case(tier, m, n, k, la, lb, pad, off, batch, bmm=False) -> None:

@@ -53,6 +53,10 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         if plan.kernel.startswith("skinny"):
             assert m <= _C.skinny_max_m(b_k), where
             continue
+        if plan.kernel == "gemv":  # up to 4 rows of a K-major B's product, K whole
+            assert plan.nw in _C.gemv_columns(m, b_k) and plan.splits == 1 and plan.k_slice == k, where
+            assert plan.w == 1 or b_vec, where
+            continue
         if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
             assert batch == 1 and plan.nw == 128 and plan.mt in (32, 64, 128), where
             assert a_k if plan.mt < 128 else _C.async_tile_ok(m, n, a_k, True, b_k, b_vec), where
@@ -120,6 +124,48 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
     assert {c.w for c in cands} == whole
 
 
+@pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (4, True, True), (3, True, False), (5, True, True),
+                                         (1, False, True), (16, True, True)])
+def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
+    # Up to 4 rows of A times a K-major B: each block width, float4s where B's lines are
+    # aligned and single floats, K whole; nothing for more rows or a row-major B.
+    cands = {tuple(c) for c, _ in _C.exact_candidates(m, 4096, 1001, 1, True, b_k, b_vec, H100_SMS)
+             if c.kernel == "gemv"}
+    if m > 4 or not b_k:
+        assert not cands and _C.gemv_columns(m, b_k) == []
+        return
+    widths = (4, 1) if b_vec else (1,)
+    assert cands == {("gemv", 4, cols, w, 1, 1001) for cols in _C.gemv_columns(m, b_k) for w in widths}
+    assert sorted(_C.gemv_columns(m, b_k)) == [2, 8]
+
+
+def test_gemv_features_are_its_own():
+    # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
+    # price it, and no other kernel's.
+    n = len(_C.exact_model())
+    f = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
+    assert [i for i, x in enumerate(f) if x != 0] == list(range(n - exact_fit.GEMV, n))
+    # Few blocks occupy few SMs: B's bytes cost more per byte on 2 columns than on 8.
+    narrow = _C.exact_features("gemv", 4, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
+    wide = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
+    assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
+
+
+def test_a_tables_gemv_entry_runs_gemv():
+    entry = lambda m, n, k, cols: f"NT {_C.auto_bucket(m)} {_C.auto_bucket(n)} {_C.auto_bucket(k)} gemv {cols} 1"  # noqa: E731
+    for cols in (2, 8):
+        for b_vec, w in ((True, 4), (False, 1)):
+            plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
+            assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
+    # Past its rows the entry counts as none: the model's own plan.
+    own = tuple(_C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS, True, None, True, True))
+    assert tuple(_C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS, True, entry(8, 4096, 4096, 8),
+                              True, True)) == own
+    for bad in ("NN 1 4096 4096 gemv 8 1", "NT 1 4096 4096 gemv 4 1", "NT 1 4096 4096 gemv 8 2"):
+        with pytest.raises(ValueError, match="gemv"):
+            _C.auto_plan(1, 4096, 4096, 1, True, True, H100_SMS, True, bad, True, True)
+
+
 def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_path):
     # An earlier CSV (no w column) timed one plan per (kernel, tile, splits). Where two load
     # widths share those, the timing is neither's; where one plan has them, it is that plan's.
@@ -137,6 +183,30 @@ def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_p
     probs = exact_fit.problems(exact_fit.load(str(path)), H100_SMS)
     timed = {tuple(p): us for p, _, us in next(iter(probs.values()))["candidates"]}
     assert timed == {tuple(alone): 30.0}
+
+
+def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
+    # Timings made from known GEMV parameters (the skinny kernels' B rate among them): the fit
+    # finds them, and changes no other parameter.
+    params = _C.exact_model()
+    g0 = len(params) - exact_fit.GEMV
+    truth = list(params)
+    truth[g0:] = [5.0, params[g0 - exact_fit.COPY - exact_fit.SKINNY + 1], 0.01, 0.8, 20.0]
+    rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err,w"]
+    rng = random.Random(3)
+    for _ in range(40):
+        m, n, k = rng.randint(1, 4), rng.randint(100, 30000), rng.randint(100, 12000)
+        rows.append(f"1,{m},{n},{k},NT,0,cublas,0,0,0,10.0,0,0")
+        for c, _ in _C.exact_candidates(m, n, k, 1, True, True, True, H100_SMS):
+            if c.kernel == "gemv":
+                f = _C.exact_features(*c, m, n, k, 1, True, True, H100_SMS)
+                us = sum(a * b for a, b in zip(f, truth))
+                rows.append(f"1,{m},{n},{k},NT,0,gemv,{c.mt},{c.nw},1,{us},0,{c.w}")
+    path = tmp_path / "gemv.csv"
+    path.write_text("\n".join(rows) + "\n")
+    fitted = exact_fit.fit_gemv(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
+    assert fitted[:g0] == pytest.approx(params[:g0], rel=0, abs=0)
+    assert fitted[g0:] == pytest.approx(truth[g0:], rel=1e-3, abs=1e-6)
 
 
 def test_exact_fit_refuses_to_append_to_a_csv_of_other_columns(tmp_path):
@@ -239,6 +309,33 @@ def test_cutlass_batched_is_right(layout):
                 check_tier("auto", x, y)
 
 
+GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300)]
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("pad", [0, 3])
+def test_each_gemv_candidate_is_right(pad):
+    # Every block width and load width on odd sizes, misaligned rows (pad 3: an offset and an
+    # odd leading dimension), a batch, and the epilogue with a C.
+    for m, n, k in GEMV_SHAPES:
+        for batch in (None, 3):
+            a, b = _operands(m, n, k, "NT", pad, batch=batch)
+            a_k, b_k, a_vec, b_vec = exact_fit._layout_flags(a, b)  # as auto sees them
+            cands = [c for c, _ in _C.exact_candidates(m, n, k, batch or 1, a_k, b_k, b_vec, H100_SMS, a_vec)
+                     if c.kernel == "gemv"]
+            assert cands or not b_k  # a B of one column has both strides 1: row-major to auto
+            for c in cands:
+                _C.force_auto_plan(*c)
+                try:
+                    check_tier("auto", a, b, alpha=-1.5)
+                    if batch is None:
+                        check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
+                    assert not _C.forced_plan_refused(), tuple(c)
+                finally:
+                    _C.force_auto_plan()
+
+
 def _c_operand(c_shape, m, n):
     return {"full": lambda: torch.randn(m, n, device="cuda"),
             "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
@@ -319,6 +416,9 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
     if plan.kernel.startswith("skinny"):
         assert any("skinny" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
+    elif plan.kernel == "gemv":
+        assert any("gemv_kmajor" in x for x in names), (plan, names)
+        assert not any("cutlass" in x or "skinny" in x for x in names), (plan, names)
     elif plan.kernel == "split_tile":  # gemmtiles' own tiles: the pipelined kernel or warptile's
         assert any("async_tile" in x or "warptile" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
@@ -334,21 +434,28 @@ _TAG = f"model exact {_C.exact_model_layout()} "
 def test_a_tables_exact_model_line_sets_the_model():
     params = _C.exact_model()
     line = lambda p: _TAG + " ".join(f"{x:.9g}" for x in p)  # noqa: E731
-    args = (4, 4096, 4096, 1, True, True, H100_SMS, True)
+    args = (4, 4096, 4096, 1, False, True, H100_SMS, True)  # x @ W: the row-major-B skinny kernel's
     assert _C.auto_plan(*args, line(params), True, True).kernel.startswith("skinny")
     costly = list(params)
-    costly[len(params) - exact_fit.COPY - exact_fit.SKINNY] = 1e6  # the skinny kernels' launch
+    costly[len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY] = 1e6  # the skinny kernels' launch
     assert not _C.auto_plan(*args, line(costly), True, True).kernel.startswith("skinny")
     assert tuple(_C.auto_plan(*args, None, True, True)) == tuple(_C.auto_plan(*args, line(params), True, True))
     # The line the fit writes parses.
     assert _C.auto_plan(*args, exact_fit.model_line(params), True, True).kernel.startswith("skinny")
+    # The GEMV kernel's parameters: its launch made costly, a one-row x @ W^T runs another.
+    gemv = (1, 4096, 4096, 1, True, True, H100_SMS, True)
+    assert _C.auto_plan(*gemv, line(params), True, True).kernel == "gemv"
+    costly = list(params)
+    costly[len(params) - exact_fit.GEMV] = 1e6
+    assert _C.auto_plan(*gemv, line(costly), True, True).kernel != "gemv"
 
 
 def test_an_exact_model_line_of_other_features_is_refused():
     # A line without the feature layout's name (gemmtiles before the per-operand model wrote
-    # bare numbers), or with an earlier layout's (per-operand: before the skinny kernels' steps),
+    # bare numbers), or with an earlier layout's (per-operand: before the skinny kernels' steps;
+    # per-operand-skinny-steps: before the GEMV kernel),
     # would be read with another meaning: refused, naming the refit.
-    for layout in ["", "per-layout ", "per-operand "]:
+    for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

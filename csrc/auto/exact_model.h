@@ -26,6 +26,10 @@
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
 //    and for each of the two kernels the steps a block runs in series times its blocks' waves
 //    (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
+//  - The GEMV kernel (up to 4 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
+//    share of SMs its blocks occupy, A's bytes as every block reads them (through L2), its
+//    blocks' waves (each ends in a reduction across its warps), and its steps in series times
+//    those waves.
 #pragma once
 
 #include <algorithm>
@@ -44,9 +48,10 @@ inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2
 // iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
 inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
 inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 7;
+inline constexpr int kGemvFeatures = 5;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-steps";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-steps-gemv";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -54,13 +59,17 @@ struct ExactModel {
   // The transposing copies of a K-major operand before CUTLASS's kernel (copies_a, copies_b in
   // auto/plan.h): microseconds per launch, and per MB read and written.
   std::array<double, 2> copy;
+  std::array<double, kGemvFeatures> gemv;
 };
 
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
-// 128 x 128); the skinny kernels'; the copies'.
+// 128 x 128); the skinny kernels'; the copies'; the GEMV kernel's, fitted apart to its own
+// candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
+// and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
+// exact_fit.fit_gemv).
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
      0.138073, 4.36313, 100.819, 80.5143, 6.44217,
@@ -73,7 +82,8 @@ inline constexpr ExactModel kExactModel{
      0.261992, 4.49901, 0.0756889, 0, 5.50731,
      0.423884, 3.94571, 0, 11.7391, 9.77315},
     {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156},
-    {3.10046, 0.351452}};
+    {3.10046, 0.351452},
+    {3.87418, 0.333391, 0, 0.522322, 38.4474}};
 
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -124,6 +134,14 @@ inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N,
           partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0,
           b_kmajor ? serial : 0.0,
           b_kmajor ? 0.0 : serial};
+}
+
+// The features of the GEMV kernel on M x N x K, `batch` products: `blocks` blocks whose
+// `waves` over the SMs' slots each run `steps` steps in series, on `used` share of the SMs.
+inline std::array<double, kGemvFeatures> gemv_features(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t blocks,
+                                                       int64_t waves, int64_t steps, double used) {
+  return {1.0, 4.0 * double(K) * N * batch / 1e6 / used, 4.0 * double(M) * K * double(blocks) / 1e6, double(waves),
+          double(waves) * double(steps) / 1e3};
 }
 
 template <size_t F>

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "../ladder/configs.h"
 #include "skinny.cuh"
+#include "gemv.cuh"
 #include "pipelined_tile.cuh"
 
 namespace gemmtiles {
@@ -412,7 +413,15 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
   plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
-// Launches a skinny or split_tile plan; false for a plan that is not auto's own (warptile,
+// The GEMV kernel: a block per plan.nw columns of B, a grid layer per product.
+template <int NB>
+void launch_gemv_columns(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, NB)), 1, static_cast<unsigned>(p.batch));
+  plan.w == 4 ? gemv_kmajor_kernel<int(kGemvMaxRows), NB, 4><<<grid, 32 * kGemvWarps, 0, stream>>>(p)
+              : gemv_kmajor_kernel<int(kGemvMaxRows), NB, 1><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+}
+
+// Launches a skinny, gemv or split_tile plan; false for a plan that is not auto's own (warptile,
 // the tensor-core tiers), which the caller launches.
 inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   const bool b_kmajor = p.b_cs != 1;
@@ -426,6 +435,10 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
       plan.mt == 4   ? launch_skinny_kmajor<4>(p, plan, ws, stream)
       : plan.mt == 8 ? launch_skinny_kmajor<8>(p, plan, ws, stream)
                      : launch_skinny_kmajor<16>(p, plan, ws, stream);
+      return true;
+    case AutoKernel::kGemv:
+      static_assert(kGemvColumns[0] == 8 && kGemvColumns[1] == 2, "the gemv blocks built below");
+      plan.nw == 8 ? launch_gemv_columns<8>(p, plan, stream) : launch_gemv_columns<2>(p, plan, stream);
       return true;
     case AutoKernel::kSplitTile:
       if (plan.mt == 32) {

@@ -20,7 +20,7 @@ namespace gemmtiles {
 // into an N-major one, or of both: a K-major operand is the SIMT kernels' slow side, since
 // its copies into shared memory are transposed one float at a time (copies_a, copies_b).
 enum class AutoKernel { kWarptile, kSkinnyKMajor, kSkinnyNMajor, kSplitTile, kCutlass, kCutlassStreamK, kTf32, kTf32x3,
-                        kCutlassBCopied, kCutlassACopied, kCutlassABCopied };
+                        kCutlassBCopied, kCutlassACopied, kCutlassABCopied, kGemv };
 
 inline const char* auto_kernel_name(AutoKernel k) {
   switch (k) {
@@ -34,6 +34,7 @@ inline const char* auto_kernel_name(AutoKernel k) {
     case AutoKernel::kCutlassABCopied: return "cutlass_ab_copied";
     case AutoKernel::kTf32: return "tf32";
     case AutoKernel::kTf32x3: return "tf32x3";
+    case AutoKernel::kGemv: return "gemv";
     default: return "warptile";
   }
 }
@@ -41,7 +42,8 @@ inline const char* auto_kernel_name(AutoKernel k) {
 inline std::optional<AutoKernel> parse_auto_kernel(const std::string& name) {
   for (AutoKernel k : {AutoKernel::kWarptile, AutoKernel::kSkinnyKMajor, AutoKernel::kSkinnyNMajor, AutoKernel::kSplitTile,
                        AutoKernel::kCutlass, AutoKernel::kCutlassStreamK, AutoKernel::kTf32, AutoKernel::kTf32x3,
-                       AutoKernel::kCutlassBCopied, AutoKernel::kCutlassACopied, AutoKernel::kCutlassABCopied})
+                       AutoKernel::kCutlassBCopied, AutoKernel::kCutlassACopied, AutoKernel::kCutlassABCopied,
+                       AutoKernel::kGemv})
     if (name == auto_kernel_name(k)) return k;
   return std::nullopt;
 }
@@ -65,15 +67,15 @@ inline constexpr bool copy_fits(int64_t rows, int64_t K, int64_t batch) {
 
 struct AutoPlan {
   AutoKernel kernel;
-  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16);
+  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16); gemv: 4;
                        // split_tile: rows of the block tile (32, 64 or 128; 64 rows: the
                        // pipelined kernel where it takes the operands, auto/launch.cuh)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
-                       // per lane (nmajor);
+                       // per lane (nmajor); gemv: columns of B per block;
                        // split_tile: columns of the block tile (128 or 256; 128 rows
                        // and 128 columns: the pipelined tile);
                        // cutlass, cutlass_streamk: its tile's rows and columns (mt x nw)
-  int w = 1;           // skinny: consecutive elements of B per lane load (4: float4)
+  int w = 1;           // skinny, gemv: consecutive elements of B per lane load (4: float4)
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 16 (skinny_split), 32 (other skinny) or
                        // 8 (split_tile)
@@ -667,6 +669,37 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
   return all;
 }
 
+// The GEMV kernel (csrc/auto/gemv.cuh): up to kGemvMaxRows rows of A times a K-major B, a
+// block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
+// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Two
+// widths of block: 8 columns (more loads in flight per lane) and 2 (four times the blocks,
+// for outputs of few columns); float4s where B's lines are 16-byte aligned, and single
+// floats. Which one runs, against the skinny kernels and the tiles, is the model's choice.
+inline constexpr int64_t kGemvMaxRows = 4;
+inline constexpr int kGemvColumns[] = {8, 2};
+inline constexpr int kGemvBlocksPerSm = 2;  // its __launch_bounds__' minimum
+inline AutoPlan gemv_plan(int64_t K, int columns, int w) {
+  AutoPlan plan{AutoKernel::kGemv, int(kGemvMaxRows), columns, w};
+  plan.k_slice = K;
+  return plan;
+}
+inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor, bool b_vec) {
+  std::vector<AutoPlan> all;
+  if (M > kGemvMaxRows || !b_kmajor) return all;
+  for (const int w : {4, 1}) {
+    if (w == 4 && !b_vec) continue;
+    for (const int columns : kGemvColumns) all.push_back(gemv_plan(K, columns, w));
+  }
+  return all;
+}
+// The blocks of a gemv plan, its steps in series (a warp's chunks of 32 w elements of K, 8
+// warps taking them in turn) and their waves over the SMs' slots.
+inline int64_t gemv_blocks(const AutoPlan& plan, int64_t N, int64_t batch) { return ceil_div64(N, plan.nw) * batch; }
+inline int64_t gemv_waves(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
+  return ceil_div64(gemv_blocks(plan, N, batch), std::max<int64_t>(1, sms) * kGemvBlocksPerSm);
+}
+inline int64_t gemv_steps(const AutoPlan& plan, int64_t K) { return ceil_div64(K, 8 * 32 * int64_t(plan.w)); }
+
 // A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
 // columns of B a block (skinny_cols; 0: the kernel's usual, float4 loads where B allows);
 // none where the kernel has no such width for the problem (float4s on an unaligned B).
@@ -709,7 +742,8 @@ inline constexpr int64_t kMinSliceIters = 4;
 // All of the model's features of a plan, in the order of exact_model_params (exact_model.h
 // lists them), whose dot product with the parameters is the plan's estimate; none for a plan
 // the model does not cover.
-inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2;
+inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2 + kGemvFeatures;
+inline constexpr int kGemvFeature0 = kCutlassFeatures + kSkinnyFeatures + 2;
 inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(const AutoPlan& plan, int64_t M,
                                                                               int64_t N, int64_t K, int64_t batch,
                                                                               bool a_kmajor, bool b_kmajor,
@@ -721,6 +755,14 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor,
                         skinny_serial_steps(plan, N, batch, sms), double(used) / double(std::max<int64_t>(1, sms))),
         kCutlassFeatures);
+    return f;
+  }
+  if (plan.kernel == AutoKernel::kGemv) {
+    const int64_t blocks = gemv_blocks(plan, N, batch);
+    const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
+    put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),
+                      double(used) / double(std::max<int64_t>(1, sms))),
+        kGemvFeature0);
     return f;
   }
   if (plan.kernel == AutoKernel::kSplitTile) {
@@ -747,6 +789,7 @@ inline std::array<double, kExactModelSize> exact_model_params(const ExactModel& 
   std::copy(m.cutlass.begin(), m.cutlass.end(), p.begin());
   std::copy(m.skinny.begin(), m.skinny.end(), p.begin() + kCutlassFeatures);
   std::copy(m.copy.begin(), m.copy.end(), p.begin() + kCutlassFeatures + kSkinnyFeatures);
+  std::copy(m.gemv.begin(), m.gemv.end(), p.begin() + kGemvFeature0);
   return p;
 }
 // The model of a parameter vector in exact_model_params' order (a table's 'model exact' line).
@@ -754,7 +797,8 @@ inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
   ExactModel m{};
   std::copy(p.begin(), p.begin() + kCutlassFeatures, m.cutlass.begin());
   std::copy(p.begin() + kCutlassFeatures, p.begin() + kCutlassFeatures + kSkinnyFeatures, m.skinny.begin());
-  std::copy(p.begin() + kCutlassFeatures + kSkinnyFeatures, p.end(), m.copy.begin());
+  std::copy(p.begin() + kCutlassFeatures + kSkinnyFeatures, p.begin() + kGemvFeature0, m.copy.begin());
+  std::copy(p.begin() + kGemvFeature0, p.end(), m.gemv.begin());
   return m;
 }
 
@@ -778,7 +822,7 @@ inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
-// its rows, gemmtiles' own split tiles (one product), and CUTLASS's tiles, data-parallel or
+// its rows, the GEMV kernel up to its rows of A times a K-major B, gemmtiles' own split tiles (one product), and CUTLASS's tiles, data-parallel or
 // (one product) with K split, on the operands as they lie or with a K-major one copied
 // transposed first (A, B or both: copies_a, copies_b). exact_plan: the one of least rank
 // (exact_rank_us), the first of equals.
@@ -803,6 +847,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   }
   if (M <= skinny_max_m(b_kmajor))
     for (const AutoPlan& plan : skinny_candidates(M, N, K, batch, b_kmajor, b_vec, sms)) consider(plan);
+  for (const AutoPlan& plan : gemv_candidates(M, K, b_kmajor, b_vec)) consider(plan);
   for (const bool copy_a : {false, true}) {
     if (copy_a && !(a_kmajor && copy_fits(M, K, batch))) break;
     for (const bool copy_b : {false, true}) {
@@ -872,8 +917,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
   // The entry's plan, where the problem can take it. One it cannot take counts as none (the
   // heuristic decides, CUTLASS's rule first): a `cutlass` one without the kernel, a
-  // `transposed` one whose copy is not made (transpose_a_first), tiles or skinny past the rows
-  // they take, skinny of a width the problem cannot take. A `transposed` entry that applies is for the launch, which then plans the
+  // `transposed` one whose copy is not made (transpose_a_first), tiles, skinny or gemv past the
+  // rows they take, skinny of a width the problem cannot take. A `transposed` entry that applies is for the launch, which then plans the
   // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
@@ -890,6 +935,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (const std::optional<AutoPlan> plan = skinny_plan_of_cols(M, N, K, batch, b_kmajor, b_vec, sms, e->splits, e->rows))
         return *plan;
     }
+    if (e->kernel == AutoKernel::kGemv && M <= kGemvMaxRows && b_kmajor) return gemv_plan(K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)

@@ -1,10 +1,12 @@
 // The per-device tuned tables of the `auto` tier (auto/table.h).
 #include "table.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -123,11 +125,14 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool streamk = ok && f[4] == "streamk" && f[0] == "NT" && rows == 0 && e.splits == 1;
     // skinny: the columns of B a block takes (skinny_cols in auto/plan.h), 0 for the usual.
     const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 128);
+    // gemv: the columns of B a block takes (kGemvColumns), float4s where B's lines allow them.
+    const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 &&
+                      std::find(std::begin(kGemvColumns), std::end(kGemvColumns), rows) != std::end(kGemvColumns);
     if (!ok || (a_col && !cutlass) ||
-        !(tile || transposed || cutlass || streamk || skinny || f[4] == "warptile")) {
+        !(tile || transposed || cutlass || streamk || skinny || gemv || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
                                   "<split_tile|pipelined|warptile> rows splits', '<NN|NT> m n k skinny " +
-                                  "<0|32|128> splits', 'NN m n k " +
+                                  "<0|32|128> splits', 'NT m n k gemv <2|8> 1', 'NN m n k " +
                                   "transposed 0 1', '<NN|NT|TN|TT> m n k cutlass 0 1' or 'NT m n k " +
                                   "streamk 0 1', got '" + line + "'");
     }
@@ -140,6 +145,7 @@ AutoTable AutoTable::parse(const std::string& text) {
                : cutlass ? AutoKernel::kCutlass
                : streamk ? AutoKernel::kCutlassStreamK
                : skinny  ? AutoKernel::kSkinnyNMajor
+               : gemv    ? AutoKernel::kGemv
                                   : AutoKernel::kWarptile;
     t.entries.push_back(e);
   }

@@ -321,6 +321,18 @@ PyObject* py_skinny_cols(PyObject*, PyObject* args) {
   }
   return PyLong_FromLongLong(gemmtiles::skinny_cols(gemmtiles::AutoPlan{*k, mt, nw, w}));
 }
+// gemmtiles._C.gemv_columns(M, b_kmajor) -> [int]: the columns of B a block of the GEMV kernel
+// takes (auto/plan.h, kGemvColumns), which a table's gemv entry names; none past its rows or
+// for a row-major B.
+PyObject* py_gemv_columns(PyObject*, PyObject* args) {
+  long long M;
+  int b_kmajor;
+  if (!PyArg_ParseTuple(args, "Lp", &M, &b_kmajor)) return nullptr;
+  std::vector<int64_t> cols;
+  if (M <= gemmtiles::kGemvMaxRows && b_kmajor)
+    cols.assign(std::begin(gemmtiles::kGemvColumns), std::end(gemmtiles::kGemvColumns));
+  return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
+}
 PyObject* py_skinny_widths(PyObject*, PyObject* args) {
   long long M;
   int b_kmajor, b_vec;
@@ -639,6 +651,8 @@ PyMethodDef methods[] = {
      "skinny_cols(kernel, mt, nw, w): the columns of B one block of that skinny plan takes."},
     {"skinny_widths", py_skinny_widths, METH_VARARGS,
      "skinny_widths(M, b_kmajor, b_vec): the widths (columns of B a block) a table's skinny entry may name."},
+    {"gemv_columns", py_gemv_columns, METH_VARARGS,
+     "gemv_columns(M, b_kmajor): the columns of B a block of the GEMV kernel takes, which a table's gemv entry names."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
