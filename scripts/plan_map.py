@@ -25,9 +25,9 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
-KERNELS = ["skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 128", "cutlass 128 x 32",
+KERNELS = ["gemv", "skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 128", "cutlass 128 x 32",
            "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large", "copied, cutlass", "own split tiles", "tf32"]
-COLORS = ["#fde0dd", "#fa9fb5", "#deebf7", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c", "#74c476",
+COLORS = ["#c51b8a", "#fde0dd", "#fa9fb5", "#deebf7", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c", "#74c476",
           "#ffffb2", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
 NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128 .. 16384
