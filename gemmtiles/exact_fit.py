@@ -194,13 +194,34 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     return params.tolist()
 
 
+def _nnls_small(x, y):
+    """argmin ||x p - y|| over p >= 0 for a few columns: the least-squares solution on each
+    subset of the columns, the best of those with no negative entry (exact where the columns
+    are few; numpy alone)."""
+    import itertools
+
+    import numpy as np
+
+    cols = x.shape[1]
+    best, best_res = np.zeros(cols), float(np.sum(y * y))
+    for r in range(1, cols + 1):
+        for subset in itertools.combinations(range(cols), r):
+            sol, *_ = np.linalg.lstsq(x[:, subset], y, rcond=None)
+            if np.any(sol < 0):
+                continue
+            res = float(np.sum((x[:, subset] @ sol - y) ** 2))
+            if res < best_res:
+                best, best_res = np.zeros(cols), res
+                best[list(subset)] = sol
+    return best
+
+
 def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     """The GEMV kernel's parameters alone fitted to its measured candidates (least squares of
     the relative error, >= 0), every other parameter held; its rate per byte of B held at the
     skinny kernels', which stream B from the same memory: the GEMV candidates' shapes are few,
     and their largest B too few to pin the rate down (docs/auto.md)."""
     import numpy as np
-    from scipy.optimize import lsq_linear
 
     params = np.array(params if params is not None else _C.exact_model(), dtype=float)
     g0 = len(params) - GEMV
@@ -214,9 +235,8 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     if not x:
         return params.tolist()
     x, y = np.array(x), np.array(y)
-    rest = y - b_rate * x[:, 1]
     keep = [0, 2, 3, 4]
-    sol = lsq_linear(x[:, keep] / y[:, None], rest / y, bounds=(0, np.inf)).x
+    sol = _nnls_small(x[:, keep] / y[:, None], (y - b_rate * x[:, 1]) / y)
     params[g0 + 1] = b_rate
     for i, v in zip(keep, sol):
         params[g0 + i] = v
