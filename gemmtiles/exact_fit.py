@@ -5,9 +5,10 @@ every candidate `_C.exact_candidates` lists for each shape of a random sample, f
 the auto op (`_C.force_auto_plan`), and writes the timings as CSV; this module reads them, takes each candidate's features from the C++ model
 itself (`_C.exact_features`), and fits the parameters by non-negative least squares of the
 relative error. `check` scores a parameter vector on another sample: the speed of the
-candidate it picks, and of the best one, against cuBLAS.
+candidate it picks, and of the best one, against cuBLAS. `fit_gemv` fits the GEMV kernel's
+parameters alone, the others held.
 
-    python -m gemmtiles.exact_fit candidates.csv [--sms 132]
+    python -m gemmtiles.exact_fit candidates.csv [--sms 132] [--gemv]
 """
 
 from __future__ import annotations
