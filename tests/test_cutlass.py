@@ -145,10 +145,14 @@ def test_gemv_features_are_its_own():
     n = len(_C.exact_model())
     f = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
     assert [i for i, x in enumerate(f) if x != 0] == list(range(n - exact_fit.GEMV, n))
-    # Few blocks occupy few SMs: B's bytes cost more per byte on 2 columns than on 8.
+    # Few blocks occupy few SMs: on 40 columns, 8 a block leave more SMs idle than 2, so B's
+    # bytes weigh more per byte there.
     narrow = _C.exact_features("gemv", 4, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
     wide = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
     assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
+    # A block or load width the kernel is not built for has no features (no estimate).
+    for nw, w in ((0, 4), (4, 4), (8, 0), (8, 2)):
+        assert not any(_C.exact_features("gemv", 4, nw, w, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS))
 
 
 def test_a_tables_gemv_entry_runs_gemv():
@@ -334,6 +338,17 @@ def test_each_gemv_candidate_is_right(pad):
                     assert not _C.forced_plan_refused(), tuple(c)
                 finally:
                     _C.force_auto_plan()
+    # float4s of an aligned W with an A off its alignment (an offset and an odd leading dimension).
+    for m, n, k in [(3, 130, 300), (4, 9, 1028)]:
+        a = operand(m, k, "cuda", "row", pad=1, offset=1)
+        b = operand(k, n, "cuda", "col")
+        for cols in _C.gemv_columns(m, True):
+            _C.force_auto_plan("gemv", 4, cols, 4, 1, k)
+            try:
+                check_tier("auto", a, b, alpha=0.5)
+                assert not _C.forced_plan_refused(), cols
+            finally:
+                _C.force_auto_plan()
 
 
 def _c_operand(c_shape, m, n):

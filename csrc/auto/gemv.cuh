@@ -12,7 +12,7 @@
 // split K across blocks through a workspace and a second kernel, this needs no second launch
 // and keeps each block's reads of a line of W together.
 // A is read in place (float4s along k where its rows are 16-byte aligned), once by each block,
-// through L2; rows past M read row 0 and are never stored.
+// through L2; rows past M load nothing (zeros) and are never stored.
 // Torch-free, like the ladder's kernels.
 #pragma once
 

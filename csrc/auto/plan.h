@@ -758,6 +758,10 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     return f;
   }
   if (plan.kernel == AutoKernel::kGemv) {
+    // Only the blocks and loads gemv_candidates names (and the kernel is built for).
+    if (plan.mt != kGemvMaxRows || (plan.w != 4 && plan.w != 1) || plan.splits != 1 ||
+        std::find(std::begin(kGemvColumns), std::end(kGemvColumns), plan.nw) == std::end(kGemvColumns))
+      return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
     const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
     put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),

@@ -116,10 +116,11 @@ PyTypeObject* auto_plan_type() {
   static PyStructSequence_Field fields[] = {
       {"kernel", "the kernel: warptile, skinny_kmajor, skinny_nmajor, split_tile, cutlass, cutlass_streamk, "
                  "cutlass_a_copied, cutlass_b_copied, cutlass_ab_copied (K-major operands copied transposed first), "
-                 "tf32 or tf32x3"},
-      {"mt", "skinny: rows per pass; split_tile: the block tile's rows; cutlass: its tile's rows"},
-      {"nw", "skinny: columns per group of lanes or column groups per lane; split_tile, cutlass: tile columns"},
-      {"w", "skinny: elements of B per lane load (4: float4)"},
+                 "gemv, tf32 or tf32x3"},
+      {"mt", "skinny: rows per pass; gemv: 4; split_tile: the block tile's rows; cutlass: its tile's rows"},
+      {"nw", "skinny: columns per group of lanes or column groups per lane; gemv: columns of B per block; "
+             "split_tile, cutlass: tile columns"},
+      {"w", "skinny, gemv: elements of B per lane load (4: float4)"},
       {"splits", "slices of K"},
       {"k_slice", "K per slice"},
       {nullptr, nullptr}};
