@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -678,6 +679,11 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 inline constexpr int64_t kGemvMaxRows = 4;
 inline constexpr int kGemvColumns[] = {8, 2};
 inline constexpr int kGemvBlocksPerSm = 2;  // its __launch_bounds__' minimum
+// Whether the kernel takes M rows of A times such a B, and is built for blocks of `columns`.
+inline bool gemv_takes(int64_t M, bool b_kmajor) { return M <= kGemvMaxRows && b_kmajor; }
+inline bool gemv_built(int64_t columns) {
+  return std::find(std::begin(kGemvColumns), std::end(kGemvColumns), columns) != std::end(kGemvColumns);
+}
 inline AutoPlan gemv_plan(int64_t K, int columns, int w) {
   AutoPlan plan{AutoKernel::kGemv, int(kGemvMaxRows), columns, w};
   plan.k_slice = K;
@@ -685,7 +691,7 @@ inline AutoPlan gemv_plan(int64_t K, int columns, int w) {
 }
 inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor, bool b_vec) {
   std::vector<AutoPlan> all;
-  if (M > kGemvMaxRows || !b_kmajor) return all;
+  if (!gemv_takes(M, b_kmajor)) return all;
   for (const int w : {4, 1}) {
     if (w == 4 && !b_vec) continue;
     for (const int columns : kGemvColumns) all.push_back(gemv_plan(K, columns, w));
@@ -759,8 +765,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   }
   if (plan.kernel == AutoKernel::kGemv) {
     // Only the blocks and loads gemv_candidates names (and the kernel is built for).
-    if (plan.mt != kGemvMaxRows || (plan.w != 4 && plan.w != 1) || plan.splits != 1 ||
-        std::find(std::begin(kGemvColumns), std::end(kGemvColumns), plan.nw) == std::end(kGemvColumns))
+    if (plan.mt != kGemvMaxRows || (plan.w != 4 && plan.w != 1) || plan.splits != 1 || !gemv_built(plan.nw))
       return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
     const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
@@ -826,9 +831,10 @@ inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
-// its rows, the GEMV kernel up to its rows of A times a K-major B, gemmtiles' own split tiles (one product), and CUTLASS's tiles, data-parallel or
-// (one product) with K split, on the operands as they lie or with a K-major one copied
-// transposed first (A, B or both: copies_a, copies_b). exact_plan: the one of least rank
+// its rows, the GEMV kernel up to its rows of A times a K-major B, gemmtiles' own split tiles
+// (one product), and CUTLASS's tiles, data-parallel or (one product) with K split, on the
+// operands as they lie or with a K-major one copied transposed first (A, B or both: copies_a,
+// copies_b). exact_plan: the one of least rank
 // (exact_rank_us), the first of equals.
 inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                                               bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
@@ -939,7 +945,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (const std::optional<AutoPlan> plan = skinny_plan_of_cols(M, N, K, batch, b_kmajor, b_vec, sms, e->splits, e->rows))
         return *plan;
     }
-    if (e->kernel == AutoKernel::kGemv && M <= kGemvMaxRows && b_kmajor) return gemv_plan(K, e->rows, b_vec ? 4 : 1);
+    if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor)) return gemv_plan(K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)

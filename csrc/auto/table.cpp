@@ -1,12 +1,10 @@
 // The per-device tuned tables of the `auto` tier (auto/table.h).
 #include "table.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -126,8 +124,7 @@ AutoTable AutoTable::parse(const std::string& text) {
     // skinny: the columns of B a block takes (skinny_cols in auto/plan.h), 0 for the usual.
     const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 128);
     // gemv: the columns of B a block takes (kGemvColumns), float4s where B's lines allow them.
-    const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 &&
-                      std::find(std::begin(kGemvColumns), std::end(kGemvColumns), rows) != std::end(kGemvColumns);
+    const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 && gemv_built(rows);
     if (!ok || (a_col && !cutlass) ||
         !(tile || transposed || cutlass || streamk || skinny || gemv || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +

@@ -330,7 +330,7 @@ PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   int b_kmajor;
   if (!PyArg_ParseTuple(args, "Lp", &M, &b_kmajor)) return nullptr;
   std::vector<int64_t> cols;
-  if (M <= gemmtiles::kGemvMaxRows && b_kmajor)
+  if (gemmtiles::gemv_takes(M, b_kmajor != 0))
     cols.assign(std::begin(gemmtiles::kGemvColumns), std::end(gemmtiles::kGemvColumns));
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
