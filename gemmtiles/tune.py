@@ -139,8 +139,9 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     if m <= _C.skinny_max_m(b_kmajor):
         out += [("skinny", cols, s) for cols in _C.skinny_widths(m, b_kmajor, b_vec)
                 for s in SKINNY_SPLITS if s <= max(1, k // 32)]
-    # The GEMV kernel (up to 4 rows, W^T), on each of its blocks' widths (gemv_columns).
-    out += [("gemv", cols, 1) for cols in _C.gemv_columns(m, b_kmajor)]
+    # The GEMV kernel (up to 8 rows, W^T), on each of its blocks' widths (gemv_columns) that
+    # its build for m rows has for W^T's lines (16-byte aligned where k % 4 == 0).
+    out += [("gemv", cols, 1) for cols in _C.gemv_columns(m, b_kmajor, k % 4 == 0)]
     if layout == "NN" and n is not None and _can_transpose(m, n, k):
         out.append(TRANSPOSED)
     if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():

@@ -1,8 +1,9 @@
 // Standalone timing of auto's GEMV kernel (csrc/auto/gemv.cuh) for x @ W^T of few rows:
-// each block width and load width against cuBLAS fp32 and TF32 and the best of auto's skinny
-// candidates (skinny_candidates in auto/plan.h) on the same inputs; CUDA events around each
-// call after a short spin kernel holds the stream (so the host's launch is not timed), median
-// of 41; each result checked against cuBLAS's. docs/auto.md quotes its figures.
+// each of its candidates (build, block width and load width) against cuBLAS fp32 and TF32 and
+// the best of auto's skinny candidates (skinny_candidates in auto/plan.h) on the same inputs;
+// CUDA events around each call after a short spin kernel holds the stream (so the host's
+// launch is not timed), median of 41; each result checked against cuBLAS's. docs/auto.md
+// quotes its figures.
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc scripts/gemv_bench.cu -lcublas -o gemv_bench
 //   ./gemv_bench M N K [M N K ...]
 #include <cublas_v2.h>
@@ -28,11 +29,6 @@ template <typename F> float held_us(F f, int reps = 41) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
-}
-
-template <int MT, int NB, int W> void launch_gemv(const GemmProblem& p) {
-  dim3 grid((p.N + NB - 1) / NB, 1, p.batch);
-  gemv_kmajor_kernel<MT, NB, W><<<grid, 32 * kGemvWarps>>>(p);
 }
 
 int main(int argc, char** argv) {
@@ -75,28 +71,15 @@ int main(int argc, char** argv) {
     }
     std::printf("%4lld x %6lld x %6lld NT  cublas %7.1f  tf32 %7.1f  skinny(best %s) %7.1f", (long long)M,
                 (long long)N, (long long)K, t_cub, t_tf32, bname.c_str(), best);
-    auto try_gemv = [&](const char* name, auto launch) {
+    // The GEMV kernel: each candidate auto weighs (gemv_candidates in auto/plan.h), by its
+    // build's rows, block width (columns of B) and load width (x4: float4s).
+    for (const AutoPlan& plan : gemv_candidates(M, K, true, vec)) {
       CHECK(cudaMemset(o, 0, M * N * 4));
-      launch(); CHECK(cudaGetLastError()); CHECK(cudaDeviceSynchronize());
+      auto run = [&] { launch_gemv(p, plan, 0); };
+      run(); CHECK(cudaGetLastError()); CHECK(cudaDeviceSynchronize());
       const double err = relative_error(o, ref, M * N);
-      const float t = held_us(launch);
-      std::printf("  %s %7.1f%s", name, t, err > 1e-4 ? " WRONG" : "");
-    };
-    if (M <= 4) {
-      if (vec) {
-        try_gemv("g2x4", [&] { launch_gemv<4, 2, 4>(p); });
-        try_gemv("g8x4", [&] { launch_gemv<4, 8, 4>(p); });
-      }
-      try_gemv("g2x1", [&] { launch_gemv<4, 2, 1>(p); });
-      try_gemv("g4x1", [&] { launch_gemv<4, 4, 1>(p); });
-      try_gemv("g8x1", [&] { launch_gemv<4, 8, 1>(p); });
-    } else {  // 5-8 rows on an 8-row build of the kernel: tried, not a candidate (docs/auto.md)
-      if (vec) {
-        try_gemv("m8g4x4", [&] { launch_gemv<8, 4, 4>(p); });
-        try_gemv("m8g8x4", [&] { launch_gemv<8, 8, 4>(p); });
-      }
-      try_gemv("m8g4x1", [&] { launch_gemv<8, 4, 1>(p); });
-      try_gemv("m8g8x1", [&] { launch_gemv<8, 8, 1>(p); });
+      const float t = held_us(run);
+      std::printf("  m%dg%dx%d %7.1f%s", plan.mt, plan.nw, plan.w, t, err > 1e-4 ? " WRONG" : "");
     }
     std::printf("\n");
     std::fflush(stdout);

@@ -125,18 +125,21 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
 
 
 @pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (4, True, True), (3, True, False), (5, True, True),
-                                         (1, False, True), (16, True, True)])
+                                         (8, True, True), (7, True, False), (9, True, True), (1, False, True),
+                                         (16, True, True)])
 def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
-    # Up to 4 rows of A times a K-major B: each block width, float4s where B's lines are
-    # aligned and single floats, K whole; nothing for more rows or a row-major B.
+    # Up to 4 rows of A times a K-major B: blocks of 8 or 2 columns, float4s where B's lines
+    # are aligned and single floats; 5-8 rows: blocks of 8 columns, float4s alone; K whole;
+    # nothing for more rows or a row-major B.
     cands = {tuple(c) for c, _ in _C.exact_candidates(m, 4096, 1001, 1, True, b_k, b_vec, H100_SMS)
              if c.kernel == "gemv"}
-    if m > 4 or not b_k:
+    if m > 8 or not b_k:
         assert not cands and _C.gemv_columns(m, b_k) == []
         return
-    widths = (4, 1) if b_vec else (1,)
-    assert cands == {("gemv", 4, cols, w, 1, 1001) for cols in _C.gemv_columns(m, b_k) for w in widths}
-    assert sorted(_C.gemv_columns(m, b_k)) == [2, 8]
+    rows, widths, columns = (4, (4, 1) if b_vec else (1,), [2, 8]) if m <= 4 else (8, (4,) if b_vec else (), [8])
+    assert sorted(_C.gemv_columns(m, b_k)) == columns
+    assert _C.gemv_columns(m, b_k, b_vec) == (_C.gemv_columns(m, b_k) if widths else [])
+    assert cands == {("gemv", rows, cols, w, 1, 1001) for cols in columns for w in widths}
 
 
 def test_gemv_features_are_its_own():
@@ -150,9 +153,16 @@ def test_gemv_features_are_its_own():
     narrow = _C.exact_features("gemv", 4, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
     wide = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
     assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
-    # A block or load width the kernel is not built for has no features (no estimate).
-    for nw, w in ((0, 4), (4, 4), (8, 0), (8, 2)):
-        assert not any(_C.exact_features("gemv", 4, nw, w, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS))
+    # A block or load width the kernel is not built for has no features (no estimate), nor
+    # a build of other rows than the problem's.
+    for mt, nw, w, m in ((4, 0, 4, 4), (4, 4, 4, 4), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
+                         (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9)):
+        assert not any(_C.exact_features("gemv", mt, nw, w, 1, 4096, m, 4096, 4096, 1, True, True, H100_SMS))
+    # The 8-row build's warps step through K in chunks of 8 lanes x 4 floats, a quarter of the
+    # 4-row build's 32 lanes: four times the steps in series on the same K and blocks.
+    steps = lambda mt, nw, m: _C.exact_features("gemv", mt, nw, 4, 1, 4096, m, 4096, 4096, 1, True, True,  # noqa: E731
+                                                H100_SMS)[n - 1]
+    assert steps(8, 8, 8) == pytest.approx(4 * steps(4, 8, 4))
 
 
 def test_a_tables_gemv_entry_runs_gemv():
@@ -161,11 +171,17 @@ def test_a_tables_gemv_entry_runs_gemv():
         for b_vec, w in ((True, 4), (False, 1)):
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
-    # Past its rows the entry counts as none: the model's own plan.
-    own = tuple(_C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS, True, None, True, True))
-    assert tuple(_C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS, True, entry(8, 4096, 4096, 8),
-                              True, True)) == own
-    for bad in ("NN 1 4096 4096 gemv 8 1", "NT 1 4096 4096 gemv 4 1", "NT 1 4096 4096 gemv 8 2"):
+    # 5-8 rows: the 8-row build's width, float4s alone.
+    plan = _C.auto_plan(6, 4096, 4096, 1, True, True, H100_SMS, True, entry(6, 4096, 4096, 8), True, True)
+    assert tuple(plan) == ("gemv", 8, 8, 4, 1, 4096)
+    # A width its build lacks, single floats where it has none, or past its rows: the entry
+    # counts as none, and the model's own plan runs.
+    for m, cols, b_vec in ((6, 2, True), (6, 8, False), (9, 8, True)):
+        own = tuple(_C.auto_plan(m, 4096, 4096, 1, True, b_vec, H100_SMS, True, None, True, True))
+        assert tuple(_C.auto_plan(m, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(m, 4096, 4096, cols),
+                                  True, True)) == own
+    for bad in ("NN 1 4096 4096 gemv 8 1", "NT 1 4096 4096 gemv 4 1", "NT 1 4096 4096 gemv 8 2",
+                "NT 1 4096 4096 gemv 16 1"):
         with pytest.raises(ValueError, match="gemv"):
             _C.auto_plan(1, 4096, 4096, 1, True, True, H100_SMS, True, bad, True, True)
 
@@ -199,7 +215,7 @@ def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err,w"]
     rng = random.Random(3)
     for _ in range(40):
-        m, n, k = rng.randint(1, 4), rng.randint(100, 30000), rng.randint(100, 12000)
+        m, n, k = rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000)
         rows.append(f"1,{m},{n},{k},NT,0,cublas,0,0,0,10.0,0,0")
         for c, _ in _C.exact_candidates(m, n, k, 1, True, True, True, H100_SMS):
             if c.kernel == "gemv":
@@ -313,7 +329,8 @@ def test_cutlass_batched_is_right(layout):
                 check_tier("auto", x, y)
 
 
-GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300)]
+GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
+               (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4)]
 
 
 @needs_cuda
@@ -328,7 +345,8 @@ def test_each_gemv_candidate_is_right(pad):
             a_k, b_k, a_vec, b_vec = exact_fit._layout_flags(a, b)  # as auto sees them
             cands = [c for c, _ in _C.exact_candidates(m, n, k, batch or 1, a_k, b_k, b_vec, H100_SMS, a_vec)
                      if c.kernel == "gemv"]
-            assert cands or not b_k  # a B of one column has both strides 1: row-major to auto
+            # A B of one column has both strides 1: row-major to auto. 5-8 rows: float4s alone.
+            assert cands or not b_k or (m > 4 and not b_vec)
             for c in cands:
                 _C.force_auto_plan(*c)
                 try:
@@ -339,11 +357,11 @@ def test_each_gemv_candidate_is_right(pad):
                 finally:
                     _C.force_auto_plan()
     # float4s of an aligned W with an A off its alignment (an offset and an odd leading dimension).
-    for m, n, k in [(3, 130, 300), (4, 9, 1028)]:
+    for m, n, k in [(3, 130, 300), (4, 9, 1028), (7, 130, 300), (8, 9, 1028)]:
         a = operand(m, k, "cuda", "row", pad=1, offset=1)
         b = operand(k, n, "cuda", "col")
         for cols in _C.gemv_columns(m, True):
-            _C.force_auto_plan("gemv", 4, cols, 4, 1, k)
+            _C.force_auto_plan("gemv", 4 if m <= 4 else 8, cols, 4, 1, k)
             try:
                 check_tier("auto", a, b, alpha=0.5)
                 assert not _C.forced_plan_refused(), cols
@@ -394,7 +412,7 @@ def _planned(a, b):
 
 # Problems the model gives each kind of candidate on an H100-class GPU (pinned: the shipped
 # model, no table), each layout.
-REGIONS = [(4, 4096, 4096), (64, 64, 16384), (2048, 2048, 2048), (300, 5000, 700), (5000, 300, 4000),
+REGIONS = [(4, 4096, 4096), (8, 4096, 4096), (64, 64, 16384), (2048, 2048, 2048), (300, 5000, 700), (5000, 300, 4000),
            (2048, 5504, 2048)]
 
 

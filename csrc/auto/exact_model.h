@@ -26,7 +26,7 @@
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
 //    and for each of the two kernels the steps a block runs in series times its blocks' waves
 //    (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
-//  - The GEMV kernel (up to 4 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
+//  - The GEMV kernel (up to 8 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
 //    share of SMs its blocks occupy, A's bytes as every block reads them (through L2), its
 //    blocks' waves (each ends in a reduction across its warps), and its steps in series times
 //    those waves.
@@ -69,7 +69,9 @@ struct ExactModel {
 // 128 x 128); the skinny kernels'; the copies'; the GEMV kernel's, fitted apart to its own
 // candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
-// exact_fit.fit_gemv).
+// exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
+// features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
+// random samples hold few products of 5-8 rows of an aligned W.
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
      0.138073, 4.36313, 100.819, 80.5143, 6.44217,

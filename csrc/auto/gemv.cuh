@@ -1,18 +1,22 @@
-// Up to kGemvMaxRows (4) rows of A times a K-major B (nn.Linear's x @ W^T in decode):
-// out[m][n] = sum_k A[m][k] W[n][k], bound by reading W once.
+// Up to 16 rows of A times a K-major B (nn.Linear's x @ W^T in decode, a batch of a few
+// sequences): out[m][n] = sum_k A[m][k] W[n][k], bound by reading W once.
 //
-// A block of 8 warps takes NB columns of B, each whole: its warps take K's chunks of 32 W
-// elements in turn (warp w: chunks w, w + 8, ...), so that at any moment the block's warps
-// read neighbouring runs of the same NB lines of W, and a lane's sums need no workspace: the
-// lanes' sums are added by warp shuffles, the warps' in shared memory in a fixed order, and
-// the block writes its outputs through the epilogue. One launch, no second pass, the same bits
-// every run. NB trades blocks for loads in flight: NB lines of W per lane and step (NB loads
-// issued before the first is used), ceil(N / NB) blocks (gemv_candidates in auto/plan.h).
+// A block of 8 warps takes its columns of B whole: its warps take K's chunks in turn (warp w:
+// chunks w, w + 8, ...), so that at any moment the block's warps read neighbouring runs of
+// the same lines of W, and a lane's sums need no workspace: the lanes' sums are added by warp
+// shuffles, the warps' in shared memory in a fixed order, and the block writes its outputs
+// through the epilogue. One launch, no second pass, the same bits every run.
+// A warp is 32 / KL groups of KL lanes along k, each group on NB columns (a block: 32 / KL x NB
+// of them): with all 32 lanes along k (up to 4 rows), a lane's A loads are its own; with
+// groups of 8 (8 and 16 rows), the groups of a warp load the same A(m, k..k+3), one 128-byte
+// line a row shared by the warp, so that A's loads, MT a step against NB of B, stay few in
+// the load pipe. NB trades blocks for loads in flight: NB lines of W per lane and step, issued
+// before the first is used (gemv_candidates in auto/plan.h).
 // Against the skinny kernel (skinny.cuh), whose blocks hold different columns per warp and
 // split K across blocks through a workspace and a second kernel, this needs no second launch
 // and keeps each block's reads of a line of W together.
 // A is read in place (float4s along k where its rows are 16-byte aligned), once by each block,
-// through L2; rows past M load nothing (zeros) and are never stored.
+// through L1 and L2; rows past M load nothing (zeros) and are never stored.
 // Torch-free, like the ladder's kernels.
 #pragma once
 
@@ -23,36 +27,39 @@ namespace gemmtiles {
 
 inline constexpr int kGemvWarps = 8;
 
-// MT rows of A (M <= MT); W: 4 (float4 loads of B, for 16-byte-aligned lines and a unit k
-// stride) or 1.
-template <int MT, int NB, int W>
+// MT rows of A (M <= MT); NB columns of B per group of KL lanes; W: 4 (float4 loads of B, for
+// 16-byte-aligned lines and a unit k stride) or 1. Two blocks per SM up to 8 rows, one for 16
+// (whose 64 accumulators and 64 floats of A a lane need the registers).
+template <int MT, int NB, int W, int KL = 32>
 __global__ void __launch_bounds__(32 * kGemvWarps, kGemvBlocksPerSm) gemv_kmajor_kernel(GemmProblem p) {
-  constexpr int kStep = 32 * W;
+  static_assert(KL == 8 || KL == 32, "a warp holds whole groups of lanes along k");
+  constexpr int kGroups = 32 / KL, kStep = KL * W, kCols = kGroups * NB;
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n0 = int64_t(blockIdx.x) * NB;
+  const int kl = lane % KL, group = lane / KL;
+  const int64_t c0 = int64_t(blockIdx.x) * kCols, n0 = c0 + group * NB;
   const float* col[NB];
 #pragma unroll
   for (int j = 0; j < NB; ++j) col[j] = v.b + (n0 + j < p.N ? n0 + j : p.N - 1) * p.b_cs;
-  const float* row[MT];
-#pragma unroll
-  for (int m = 0; m < MT; ++m) row[m] = v.a + (m < p.M ? m : 0) * p.a_rs;
   const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
   float acc[MT][NB] = {};
-  for (int64_t k = int64_t(warp) * kStep + lane * W; k < p.K; k += int64_t(kGemvWarps) * kStep) {
+  // (Loading the next step's B before this step's sums, one step ahead, ran slower: the
+  // registers it takes cost more loads in flight than it adds.)
+  for (int64_t k = int64_t(warp) * kStep + kl * W; k < p.K; k += int64_t(kGemvWarps) * kStep) {
     float b[NB][W], a[MT][W];
 #pragma unroll
     for (int j = 0; j < NB; ++j) load_line<W>(b[j], col[j], k, p.b_rs, p.K);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
+      const float* row = v.a + m * p.a_rs;
       if (m >= p.M) {
 #pragma unroll
         for (int w = 0; w < W; ++w) a[m][w] = 0.0f;
       } else if (a_vec) {
-        load_line<W, false>(a[m], row[m], k, 1, p.K);
+        load_line<W, false>(a[m], row, k, 1, p.K);
       } else {
 #pragma unroll
-        for (int w = 0; w < W; ++w) a[m][w] = k + w < p.K ? row[m][(k + w) * p.a_cs] : 0.0f;
+        for (int w = 0; w < W; ++w) a[m][w] = k + w < p.K ? row[(k + w) * p.a_cs] : 0.0f;
       }
     }
 #pragma unroll
@@ -62,20 +69,20 @@ __global__ void __launch_bounds__(32 * kGemvWarps, kGemvBlocksPerSm) gemv_kmajor
 #pragma unroll
         for (int w = 0; w < W; ++w) acc[m][j] = fmaf(a[m][w], b[j][w], acc[m][j]);
   }
-  __shared__ float sums[kGemvWarps][MT * NB];
+  __shared__ float sums[kGemvWarps][MT * kCols];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int j = 0; j < NB; ++j) {
       float s = acc[m][j];
 #pragma unroll
-      for (int d = 16; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
-      if (lane == 0) sums[warp][m * NB + j] = s;
+      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);  // within the group
+      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
     }
   __syncthreads();
-  for (int t = threadIdx.x; t < MT * NB; t += blockDim.x) {
-    const int m = t / NB, j = t % NB;
-    const int64_t n = n0 + j;
+  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
+    const int m = t / kCols;
+    const int64_t n = c0 + t % kCols;
     if (m >= p.M || n >= p.N) continue;
     float s = 0.0f;
 #pragma unroll

@@ -413,12 +413,31 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
   plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
-// The GEMV kernel: a block per plan.nw columns of B, a grid layer per product.
-template <int NB>
-void launch_gemv_columns(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, NB)), 1, static_cast<unsigned>(p.batch));
-  plan.w == 4 ? gemv_kmajor_kernel<int(kGemvMaxRows), NB, 4><<<grid, 32 * kGemvWarps, 0, stream>>>(p)
-              : gemv_kmajor_kernel<int(kGemvMaxRows), NB, 1><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+// The GEMV kernel: a block per plan.nw columns of B (NB per group of KL lanes along k), a grid
+// layer per product.
+template <int MT, int NB, int W, int KL>
+void launch_gemv_blocks(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  static_assert(32 / KL * NB > 0, "whole groups of lanes");
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, plan.nw)), 1, static_cast<unsigned>(p.batch));
+  gemv_kmajor_kernel<MT, NB, W, KL><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+}
+// The builds of kGemvBuilds: 4 rows on 32 lanes along k, blocks of 8 or 2 columns, float4s or
+// single floats; 8 rows on groups of 8 lanes (2 columns each, 4 groups a warp), blocks of 8
+// columns, float4s.
+inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  static_assert(kGemvBuilds[0].rows == 4 && kGemvBuilds[0].lanes_along_k == 32 && kGemvBuilds[0].widths == 2 &&
+                    kGemvBuilds[0].columns[0] == 8 && kGemvBuilds[0].columns[1] == 2 && kGemvBuilds[0].single_floats,
+                "the 4-row gemv builds below");
+  static_assert(kGemvBuilds[1].rows == 8 && kGemvBuilds[1].lanes_along_k == 8 && kGemvBuilds[1].widths == 1 &&
+                    kGemvBuilds[1].columns[0] == 8 && !kGemvBuilds[1].single_floats,
+                "the 8-row gemv build below");
+  if (plan.mt == 8) {
+    launch_gemv_blocks<8, 2, 4, 8>(p, plan, stream);
+  } else if (plan.w == 4) {
+    plan.nw == 8 ? launch_gemv_blocks<4, 8, 4, 32>(p, plan, stream) : launch_gemv_blocks<4, 2, 4, 32>(p, plan, stream);
+  } else {
+    plan.nw == 8 ? launch_gemv_blocks<4, 8, 1, 32>(p, plan, stream) : launch_gemv_blocks<4, 2, 1, 32>(p, plan, stream);
+  }
 }
 
 // Launches a skinny, gemv or split_tile plan; false for a plan that is not auto's own (warptile,
@@ -437,8 +456,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
                      : launch_skinny_kmajor<16>(p, plan, ws, stream);
       return true;
     case AutoKernel::kGemv:
-      static_assert(kGemvColumns[0] == 8 && kGemvColumns[1] == 2, "the gemv blocks built below");
-      plan.nw == 8 ? launch_gemv_columns<8>(p, plan, stream) : launch_gemv_columns<2>(p, plan, stream);
+      launch_gemv(p, plan, stream);
       return true;
     case AutoKernel::kSplitTile:
       if (plan.mt == 32) {

@@ -68,7 +68,8 @@ inline constexpr bool copy_fits(int64_t rows, int64_t K, int64_t batch) {
 
 struct AutoPlan {
   AutoKernel kernel;
-  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16); gemv: 4;
+  int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16); gemv: its
+                       // build's rows (4 or 8, GemvBuild);
                        // split_tile: rows of the block tile (32, 64 or 128; 64 rows: the
                        // pipelined kernel where it takes the operands, auto/launch.cuh)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
@@ -672,39 +673,70 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 
 // The GEMV kernel (csrc/auto/gemv.cuh): up to kGemvMaxRows rows of A times a K-major B, a
 // block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
-// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Two
-// widths of block: 8 columns (more loads in flight per lane) and 2 (four times the blocks,
-// for outputs of few columns); float4s where B's lines are 16-byte aligned, and single
-// floats. Which one runs, against the skinny kernels and the tiles, is the model's choice.
-inline constexpr int64_t kGemvMaxRows = 4;
-inline constexpr int kGemvColumns[] = {8, 2};
+// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Two builds
+// (GemvBuild): up to 4 rows with a warp's 32 lanes along k, on blocks of 8 columns (more loads
+// in flight per lane) or 2 (four times the blocks, for outputs of few columns), float4s where
+// B's lines are 16-byte aligned and single floats; and 5-8 rows with groups of 8 lanes along k,
+// four a warp, whose loads of A the groups share, on blocks of 8 columns with float4s. (Its
+// blocks of 16 columns, its single-float loads and a 16-row build ran slower than the skinny
+// kernel or than its 8 columns on most products, and the model, which prices a block's waves
+// but not their length, would have picked the 16 columns where they lose: docs/auto.md.)
+// Which one runs, against the skinny kernels and the tiles, is the model's choice.
+struct GemvBuild {
+  int rows;           // M up to this (the kernel's MT)
+  int lanes_along_k;  // a group's lanes (KL): 32, the whole warp, or 8
+  int widths;         // block widths built: columns[0 .. widths - 1], columns of B a block
+  int columns[2];
+  bool single_floats; // built with single-float loads of B too (w = 1), besides float4s
+};
+inline constexpr GemvBuild kGemvBuilds[] = {{4, 32, 2, {8, 2}, true}, {8, 8, 1, {8, 0}, false}};
+inline constexpr int64_t kGemvMaxRows = 8;
 inline constexpr int kGemvBlocksPerSm = 2;  // its __launch_bounds__' minimum
-// Whether the kernel takes M rows of A times such a B, and is built for blocks of `columns`.
-inline bool gemv_takes(int64_t M, bool b_kmajor) { return M <= kGemvMaxRows && b_kmajor; }
-inline bool gemv_built(int64_t columns) {
-  return std::find(std::begin(kGemvColumns), std::end(kGemvColumns), columns) != std::end(kGemvColumns);
+// The build that takes M rows (M <= kGemvMaxRows).
+inline const GemvBuild& gemv_build(int64_t M) { return M <= kGemvBuilds[0].rows ? kGemvBuilds[0] : kGemvBuilds[1]; }
+inline bool gemv_has_width(const GemvBuild& b, int64_t columns) {
+  for (int i = 0; i < b.widths; ++i)
+    if (b.columns[i] == columns) return true;
+  return false;
 }
-inline AutoPlan gemv_plan(int64_t K, int columns, int w) {
-  AutoPlan plan{AutoKernel::kGemv, int(kGemvMaxRows), columns, w};
+// Whether the kernel takes M rows of A times such a B; whether a build of `rows` rows has
+// blocks of `columns` and loads of w floats; whether some build has blocks of `columns` (what
+// a table's gemv entry may name).
+inline bool gemv_takes(int64_t M, bool b_kmajor) { return M <= kGemvMaxRows && b_kmajor; }
+inline bool gemv_built(int rows, int64_t columns, int w) {
+  for (const GemvBuild& b : kGemvBuilds)
+    if (b.rows == rows && (w == 4 || (w == 1 && b.single_floats)) && gemv_has_width(b, columns)) return true;
+  return false;
+}
+inline bool gemv_width(int64_t columns) {
+  for (const GemvBuild& b : kGemvBuilds)
+    if (gemv_has_width(b, columns)) return true;
+  return false;
+}
+inline AutoPlan gemv_plan(int64_t M, int64_t K, int columns, int w) {
+  AutoPlan plan{AutoKernel::kGemv, gemv_build(M).rows, columns, w};
   plan.k_slice = K;
   return plan;
 }
 inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor, bool b_vec) {
   std::vector<AutoPlan> all;
   if (!gemv_takes(M, b_kmajor)) return all;
+  const GemvBuild& build = gemv_build(M);
   for (const int w : {4, 1}) {
-    if (w == 4 && !b_vec) continue;
-    for (const int columns : kGemvColumns) all.push_back(gemv_plan(K, columns, w));
+    if ((w == 4 && !b_vec) || (w == 1 && !build.single_floats)) continue;
+    for (int i = 0; i < build.widths; ++i) all.push_back(gemv_plan(M, K, build.columns[i], w));
   }
   return all;
 }
-// The blocks of a gemv plan, its steps in series (a warp's chunks of 32 w elements of K, 8
-// warps taking them in turn) and their waves over the SMs' slots.
+// The blocks of a gemv plan, its steps in series (a warp's chunks of lanes_along_k x w
+// elements of K, 8 warps taking them in turn) and their waves over the SMs' slots.
 inline int64_t gemv_blocks(const AutoPlan& plan, int64_t N, int64_t batch) { return ceil_div64(N, plan.nw) * batch; }
 inline int64_t gemv_waves(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
   return ceil_div64(gemv_blocks(plan, N, batch), std::max<int64_t>(1, sms) * kGemvBlocksPerSm);
 }
-inline int64_t gemv_steps(const AutoPlan& plan, int64_t K) { return ceil_div64(K, 8 * 32 * int64_t(plan.w)); }
+inline int64_t gemv_steps(const AutoPlan& plan, int64_t K) {
+  return ceil_div64(K, 8 * int64_t(gemv_build(plan.mt).lanes_along_k) * plan.w);
+}
 
 // A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
 // columns of B a block (skinny_cols; 0: the kernel's usual, float4 loads where B allows);
@@ -765,7 +797,8 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   }
   if (plan.kernel == AutoKernel::kGemv) {
     // Only the blocks and loads gemv_candidates names (and the kernel is built for).
-    if (plan.mt != kGemvMaxRows || (plan.w != 4 && plan.w != 1) || plan.splits != 1 || !gemv_built(plan.nw))
+    if (plan.mt != gemv_build(M).rows || !gemv_takes(M, b_kmajor) || plan.splits != 1 ||
+        !gemv_built(plan.mt, plan.nw, plan.w))
       return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
     const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
@@ -945,7 +978,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (const std::optional<AutoPlan> plan = skinny_plan_of_cols(M, N, K, batch, b_kmajor, b_vec, sms, e->splits, e->rows))
         return *plan;
     }
-    if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor)) return gemv_plan(K, e->rows, b_vec ? 4 : 1);
+    if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor) &&
+        gemv_built(gemv_build(M).rows, e->rows, b_vec ? 4 : 1))
+      return gemv_plan(M, K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass && !copy_first)

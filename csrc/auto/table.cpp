@@ -123,8 +123,9 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool streamk = ok && f[4] == "streamk" && f[0] == "NT" && rows == 0 && e.splits == 1;
     // skinny: the columns of B a block takes (skinny_cols in auto/plan.h), 0 for the usual.
     const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 128);
-    // gemv: the columns of B a block takes (kGemvColumns), float4s where B's lines allow them.
-    const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 && gemv_built(rows);
+    // gemv: the columns of B a block takes (a width of kGemvBuilds), float4s where B's lines
+    // allow them; a width the build for the problem's rows lacks leaves the entry unused.
+    const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 && gemv_width(rows);
     if (!ok || (a_col && !cutlass) ||
         !(tile || transposed || cutlass || streamk || skinny || gemv || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +

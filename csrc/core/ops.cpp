@@ -117,7 +117,7 @@ PyTypeObject* auto_plan_type() {
       {"kernel", "the kernel: warptile, skinny_kmajor, skinny_nmajor, split_tile, cutlass, cutlass_streamk, "
                  "cutlass_a_copied, cutlass_b_copied, cutlass_ab_copied (K-major operands copied transposed first), "
                  "gemv, tf32 or tf32x3"},
-      {"mt", "skinny: rows per pass; gemv: 4; split_tile: the block tile's rows; cutlass: its tile's rows"},
+      {"mt", "skinny: rows per pass; gemv: its build's rows (4 or 8); split_tile: the block tile's rows; cutlass: its tile's rows"},
       {"nw", "skinny: columns per group of lanes or column groups per lane; gemv: columns of B per block; "
              "split_tile, cutlass: tile columns"},
       {"w", "skinny, gemv: elements of B per lane load (4: float4)"},
@@ -322,16 +322,19 @@ PyObject* py_skinny_cols(PyObject*, PyObject* args) {
   }
   return PyLong_FromLongLong(gemmtiles::skinny_cols(gemmtiles::AutoPlan{*k, mt, nw, w}));
 }
-// gemmtiles._C.gemv_columns(M, b_kmajor) -> [int]: the columns of B a block of the GEMV kernel
-// takes (auto/plan.h, kGemvColumns), which a table's gemv entry names; none past its rows or
-// for a row-major B.
+// gemmtiles._C.gemv_columns(M, b_kmajor, b_vec=True) -> [int]: the columns of B a block of the
+// GEMV kernel's build for M rows takes (auto/plan.h, kGemvBuilds), which a table's gemv entry
+// names; none past its rows, for a row-major B, or for B's lines not 16-byte aligned (b_vec
+// false) where the build has float4 loads alone.
 PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   long long M;
-  int b_kmajor;
-  if (!PyArg_ParseTuple(args, "Lp", &M, &b_kmajor)) return nullptr;
+  int b_kmajor, b_vec = 1;
+  if (!PyArg_ParseTuple(args, "Lp|p", &M, &b_kmajor, &b_vec)) return nullptr;
   std::vector<int64_t> cols;
-  if (gemmtiles::gemv_takes(M, b_kmajor != 0))
-    cols.assign(std::begin(gemmtiles::kGemvColumns), std::end(gemmtiles::kGemvColumns));
+  if (gemmtiles::gemv_takes(M, b_kmajor != 0)) {
+    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M);
+    if (b_vec || build.single_floats) cols.assign(build.columns, build.columns + build.widths);
+  }
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
 PyObject* py_skinny_widths(PyObject*, PyObject* args) {
@@ -653,7 +656,8 @@ PyMethodDef methods[] = {
     {"skinny_widths", py_skinny_widths, METH_VARARGS,
      "skinny_widths(M, b_kmajor, b_vec): the widths (columns of B a block) a table's skinny entry may name."},
     {"gemv_columns", py_gemv_columns, METH_VARARGS,
-     "gemv_columns(M, b_kmajor): the columns of B a block of the GEMV kernel takes, which a table's gemv entry names."},
+     "gemv_columns(M, b_kmajor, b_vec=True): the columns of B a block of the GEMV kernel takes for M rows, which a "
+     "table's gemv entry names."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
