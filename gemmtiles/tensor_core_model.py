@@ -17,7 +17,9 @@ The model, in microseconds:
   run (its cost model, csrc/auto/exact_model.h); elsewhere
   ``exact_launch + 2 M N K / exact_flops_per_us``.
 
-The tensor cores run where ``MARGIN`` times their time is below the exact kernels'.
+The tensor cores run where ``MARGIN`` times their time, or their floor if more (``launch +
+(read_bytes + bytes) / bytes_per_us``: the kernel's read of its operands), is below the exact
+kernels'. ``check`` weighs the rule as auto runs it (``_C.tensor_cores_pay``).
 """
 
 from __future__ import annotations
@@ -68,10 +70,20 @@ def _from_rows(label: str, d: dict) -> dict:
 
 def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
     """(k steps of the busiest SM, bytes of the passes around the kernel), as auto counts
-    them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout."""
+    them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout:
+    what the fit takes."""
     m, n, k = x["M"], x["N"], x["K"]
     a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
-    return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms)
+    return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms)[:2]
+
+
+def pays(x: dict, tier: str, p: dict, sms: int, exact_us: float) -> bool:
+    """auto's rule (tensor_cores_pay in csrc/auto/plan.h) with the parameters p, for contiguous
+    operands in the shape's layout, against the exact kernels' exact_us."""
+    m, n, k = x["M"], x["N"], x["K"]
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    return _C.tensor_cores_pay(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms,
+                               tuple(p[name] for name in PARAMS), exact_us)
 
 
 def _least_squares(rows: list[list[float]], ys: list[float]) -> list[float]:
@@ -142,25 +154,25 @@ def exact_plan_us(x: dict, sms: int) -> float:
     return planned(_C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))[1]
 
 
-def check(data: list[dict], p: dict, tier: str, sms: int, margin: float = MARGIN, exact: str = "auto") -> dict:
+def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto") -> dict:
     """The rule on measured shapes: on how many the tier is chosen, how many of those run more
     than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
-    kernels (and the oracle's, which always picks the faster). exact: the rule's exact side,
-    "auto" as auto weighs it in this build (exact_plan_us with CUTLASS's kernels, else the
-    flat model), or "flat" (exact_us)."""
+    kernels (and the oracle's, which always picks the faster). The rule is auto's (pays), its
+    margin MARGIN; exact: the rule's exact side, "auto" as auto weighs it in this build
+    (exact_plan_us with CUTLASS's kernels, else the flat model), or "flat" (exact_us)."""
     if exact not in ("auto", "flat"):
         raise ValueError(f"exact: expected 'auto' or 'flat', got {exact!r}")
     plan = exact == "auto" and _C.cutlass_kernels()
     chosen = slower = 0
     logs, oracle = [], []
     for x in data:
-        use = margin * tensor_core_us(x, tier, p, sms) < (exact_plan_us(x, sms) if plan else exact_us(x, p))
-        exact = x["t"]["auto"]
-        t = x["t"][tier] if use else exact
+        use = pays(x, tier, p, sms, exact_plan_us(x, sms) if plan else exact_us(x, p))
+        exact_t = x["t"]["auto"]
+        t = x["t"][tier] if use else exact_t
         chosen += use
-        slower += t > 1.03 * exact
-        logs.append(math.log(exact / t))
-        oracle.append(math.log(exact / min(exact, x["t"][tier])))
+        slower += t > 1.03 * exact_t
+        logs.append(math.log(exact_t / t))
+        oracle.append(math.log(exact_t / min(exact_t, x["t"][tier])))
     return {"shapes": len(data), "chosen": chosen, "slower": slower,
             "speedup": math.exp(sum(logs) / len(logs)), "oracle": math.exp(sum(oracle) / len(oracle))}
 

@@ -67,11 +67,14 @@ def test_with_cutlass_the_exact_side_is_the_exact_plans_estimate():
         exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, 132, True))
         x = tcm.sample(m, n, k, 1, layout, False, {})
         tc = tcm.tensor_core_us(x, "tf32", params, 132)
+        _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", a_k, True, b_k, True, 132)
+        floor = params["launch_us"] + (read + by) / params["bytes_per_us"]
         plan = _C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True, tensor_cores="tf32")
         if plan.kernel == "tf32":
             chosen += 1
-        if abs(tcm.MARGIN * tc / exact - 1) > 1e-6:  # not on the line itself
-            assert (plan.kernel == "tf32") == (tcm.MARGIN * tc < exact), (m, n, k, layout)
+        t = max(tcm.MARGIN * tc, floor)
+        if abs(t / exact - 1) > 1e-6:  # not on the line itself
+            assert (plan.kernel == "tf32") == (t < exact) == tcm.pays(x, "tf32", params, 132, exact), (m, n, k, layout)
         if plan.kernel != "tf32":
             assert tuple(plan) == tuple(_C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True))
     assert 0 < chosen < 400
@@ -142,11 +145,11 @@ def test_the_work_is_what_the_kernels_move():
     small = 0.64 * (32 * 32 + 5 * fixup_128x128)
     out = 4 * 128 * 4096
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
-        pytest.approx((small, out))
+        pytest.approx((small, out, 4 * (128 + 4096) * 4096))
     # tf32x3 splits both operands and runs three K on whole waves (data-parallel, 128 x 256
     # tiles, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
-        (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out)
+        (3 * 4096, 12 * (128 * 4096 + 4096 * 4096) + out, 8 * (128 + 4096) * 4096)  # reads hi and lo parts
     # 1024 x 5504 x 2048: 8 x 22 = 176 tiles of 128 x 256, a wave and a third: all of them
     # shared between 132 units (86 k iterations a unit, two to a tile at most), 2923 steps; on
     # 128 x 128 tiles, 344 tiles in three waves: 3 x 2048 x 0.64 = 3932. tf32 runs 128 x 256.
@@ -163,18 +166,18 @@ def test_the_work_is_what_the_kernels_move():
     # margin) and tiles of at most 8 k iterations (K 256: one wave either way, so 128 x 128 at
     # 0.64 of the steps) run data-parallel.
     for m, n, k, steps in ((1536, 2816, 4096, 4096), (1280, 5120, 4096, 2 * 4096), (128, 4096, 256, 0.64 * 256)):
-        assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132) == \
+        assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)[:2] == \
             pytest.approx((steps, 4 * m * n))
     # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
     # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
-    k_steps, by = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)
+    k_steps, by, _ = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)
     assert k_steps == pytest.approx(4096 + -(-144 * 128 // 132) * 32 + fixup) and by == 4 * 1536 * 5888
     # N off a multiple of 4: tf32 reads B and writes the output in place; tf32x3 copies its
     # output out of a scratch of aligned rows. 17 x 17 clusters of two tiles (578) of 2 k
     # iterations make 5 waves.
-    k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
+    k_steps, by, _ = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
     assert k_steps == 5 * 64 and by == 4 * 4200 * 4097
-    k_steps, by = _C.tensor_core_work(4200, 4097, 64, 1, "tf32x3", True, True, True, True, 132)
+    k_steps, by, _ = _C.tensor_core_work(4200, 4097, 64, 1, "tf32x3", True, True, True, True, 132)
     assert k_steps == 5 * 3 * 64 and by == 12 * (4200 * 64 + 64 * 4097) + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):
         _C.tensor_core_work(1, 1, 1, 1, "bf16", True, True, True, True, 132)
@@ -187,15 +190,37 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     fixup = 2 * 128 * 256 / (128 + 256)
     # 128 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
     # to 6 units on a tile), and the output written once; packing B would move 134 MB.
-    k_steps, by = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    k_steps, by, _ = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
     assert k_steps == pytest.approx(1.14 * (32 * 32 + 5 * fixup)) and by == 4 * 128 * 4096
     # 8192^3: 16 whole waves either way; the pack's 0.5 GB cost less than 14% more k steps.
-    k_steps, by = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
+    k_steps, by, _ = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
     assert k_steps == 16 * 8192 and by == 8 * 8192 * 8192 + 4 * 8192 * 8192
     # B's rows not 16-byte aligned, or N or K off a multiple of 4: B is packed.
     for n, k, b_vec in ((4096, 4096, False), (4094, 4096, True), (4096, 4094, True)):
-        _, by = _C.tensor_core_work(128, n, k, 1, "tf32", True, True, False, b_vec, 132)
+        _, by, _ = _C.tensor_core_work(128, n, k, 1, "tf32", True, True, False, b_vec, 132)
         assert by >= 8 * n * k + 4 * 128 * n
     # tf32x3 splits B whatever its layout.
-    _, by = _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, False, True, 132)
+    _, by, _ = _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, False, True, 132)
     assert by == 12 * (128 * 4096 + 4096 * 4096) + 4 * 128 * 4096
+
+
+def test_a_product_bound_by_reading_its_operands_stays_exact():
+    # One row against a 32000 x 2048 W^T: the tensor cores' k steps are few, but the kernel
+    # still reads W (262 MB), which at the model's bandwidth takes longer than the exact
+    # kernels' estimate: the floor keeps it exact, whatever the margin makes of the k steps.
+    params = dict(zip(tcm.PARAMS, H100))
+    m, n, k = 1, 32000, 2048
+    x = tcm.sample(m, n, k, 1, "NT", False, {})
+    exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, True, True, True, 132, True))
+    _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)
+    floor = params["launch_us"] + (read + by) / params["bytes_per_us"]
+    assert tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132) < exact < floor
+    assert not tcm.pays(x, "tf32", params, 132, exact)
+    assert _C.auto_plan(m, n, k, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel != "tf32"
+    # Where the exact kernels take longer than that read, the k steps decide, as before.
+    assert tcm.pays(x, "tf32", params, 132, floor * 1.01) == (tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132)
+                                                             < floor * 1.01)
+    # A large product is bound by its k steps: tf32.
+    assert _C.auto_plan(2048, 2048, 2048, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel == "tf32"
+    with pytest.raises(ValueError, match="bytes_per_us"):
+        _C.tensor_cores_pay(1, 1, 1, 1, "tf32", True, True, True, True, 132, (1, 1, 1, 0, 1, 1), -1.0)

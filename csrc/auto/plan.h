@@ -332,6 +332,10 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
+// That time is at least the kernel's read of its operands at the passes' bandwidth, after the
+// launch and the passes (tensor_core_floor_us): few rows against a large weight are bound by
+// reading it, which the k steps do not count (one row against a 32000 x 2048 W^T: its k steps
+// take half the time of reading W); the margin hedges the k steps' estimate, not this floor.
 // Parameters fitted on the H100 SXM (python -m gemmtiles.tune --fit-tensor-cores, on the random
 // sample's training seed; docs/auto.md has the fit and the check on another seed). A GPU's tuned
 // table may carry its own ('model tensor_cores ...'); without one, scaled_tensor_core_model.
@@ -499,6 +503,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 // these same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
+  double read_bytes;  // the operands as the kernel reads them: A and B once (tf32x3: two parts)
 };
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
                                        bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
@@ -520,13 +525,22 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (x3 && N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
   bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
-  return {k_steps, bytes};
+  const double read_bytes = (x3 ? 8.0 : 4.0) * (double(M) + double(N)) * double(K) * double(batch);
+  return {k_steps, bytes, read_bytes};
 }
 
 inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
                                   const TensorCoreModel& m = kTensorCoreModel) {
   const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
   return launch + w.k_steps * m.wave_k_us + w.bytes / m.bytes_per_us;
+}
+
+// The least time the tier can take: its launch, its read of the operands and the passes, at
+// the passes' bandwidth.
+inline double tensor_core_floor_us(const TensorCoreWork& w, TensorCoreMath math,
+                                   const TensorCoreModel& m = kTensorCoreModel) {
+  const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
+  return launch + (w.read_bytes + w.bytes) / m.bytes_per_us;
 }
 
 inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -543,7 +557,7 @@ inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, Ten
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
   if (math == TensorCoreMath::kTf32x3 && K < kTf32x3MinK) return false;  // tf32x3 runs an exact kernel there
   const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms);
-  return kTensorCoreMargin * tensor_core_time_us(w, math, m) <
+  return std::max(kTensorCoreMargin * tensor_core_time_us(w, math, m), tensor_core_floor_us(w, math, m)) <
          (exact_us >= 0.0 ? exact_us : exact_time_us(M, N, K, batch, m));
 }
 

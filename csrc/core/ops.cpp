@@ -229,7 +229,8 @@ PyObject* py_tensor_core_model(PyObject*, PyObject* args, PyObject* kwargs) {
 }
 
 // gemmtiles._C.tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms)
-// -> (k_steps, bytes): the features of auto's tensor-core model for those operands (plan.h).
+// -> (k_steps, bytes, read_bytes): the features of auto's tensor-core model for those operands
+// (plan.h): the busiest SM's k steps, the passes' bytes, and the kernel's read of the operands.
 PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   const char* name;
@@ -240,7 +241,31 @@ PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
   if (!parse_math(name, "tensor_core_work: tensor_cores", math)) return nullptr;
   const gemmtiles::TensorCoreWork w =
       gemmtiles::tensor_core_work(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0, sms);
-  return Py_BuildValue("(dd)", w.k_steps, w.bytes);
+  return Py_BuildValue("(ddd)", w.k_steps, w.bytes, w.read_bytes);
+}
+
+// gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
+// model, exact_us) -> bool: auto's rule (tensor_cores_pay in plan.h) with the model's six
+// parameters (tensor_core_model's order) against the exact kernels' time exact_us (negative:
+// the model's own flat estimate), so that the fit's check weighs the rule auto runs.
+PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
+  long long M, N, K, batch, sms;
+  const char* name;
+  int a_kmajor, a_vec, b_kmajor, b_vec;
+  gemmtiles::TensorCoreModel m{};
+  double exact_us;
+  if (!PyArg_ParseTuple(args, "LLLLsppppL(dddddd)d", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec,
+                        &sms, &m.launch_us, &m.tf32x3_launch_us, &m.wave_k_us, &m.bytes_per_us, &m.exact_launch_us,
+                        &m.exact_flops_per_us, &exact_us))
+    return nullptr;
+  gemmtiles::TensorCoreMath math;
+  if (!parse_math(name, "tensor_cores_pay: tensor_cores", math)) return nullptr;
+  if (m.bytes_per_us <= 0 || m.exact_flops_per_us <= 0) {
+    PyErr_SetString(PyExc_ValueError, "tensor_cores_pay: model: expected a positive bytes_per_us and exact_flops_per_us");
+    return nullptr;
+  }
+  return PyBool_FromLong(gemmtiles::tensor_cores_pay(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0,
+                                                     b_vec != 0, sms, m, exact_us));
 }
 
 // gemmtiles._C.peeled_columns(M, N, batch) -> the last columns auto runs apart (0: none), and
@@ -633,8 +658,11 @@ PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "tensor_core_model(table=None, sms=0, clock_khz=0): the parameters of auto's tensor-core model (plan.h)."},
     {"tensor_core_work", py_tensor_core_work, METH_VARARGS,
-     "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms): (k_steps, bytes), "
-     "the features of auto's tensor-core model."},
+     "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms): (k_steps, bytes, "
+     "read_bytes), the features of auto's tensor-core model."},
+    {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
+     "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us): whether "
+     "auto's rule runs the tensor-core tier, with the model's six parameters, against the exact kernels' exact_us."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
     {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},
