@@ -22,14 +22,19 @@ def main():
     p.add_argument("--max-rows", type=int, default=0,
                    help="only the shapes of at most this many rows of A (a batch's rows counted once "
                         "per product for bmm, together otherwise); 0: all")
+    p.add_argument("--min-rows", type=int, default=0,
+                   help="only the shapes of at least this many rows of A (counted as --max-rows counts them)")
     p.add_argument("--layouts", default="", help="only these layouts, comma-separated (NN,NT,TN); default all")
     p.add_argument("--kernels", default="",
                    help="only the candidates whose kernel starts with one of these, comma-separated "
                         "(skinny,cutlass,...); default all")
     args = p.parse_args()
     shapes = bench.shape_set(args.shapes, "cuda")
+    rows = lambda s: s.m if s.bmm else s.m * s.batch  # noqa: E731
     if args.max_rows:
-        shapes = [s for s in shapes if (s.m if s.bmm else s.m * s.batch) <= args.max_rows]
+        shapes = [s for s in shapes if rows(s) <= args.max_rows]
+    if args.min_rows:
+        shapes = [s for s in shapes if rows(s) >= args.min_rows]
     if args.layouts:
         shapes = [s for s in shapes if s.layout in args.layouts.split(",")]
     exact_fit.measure(shapes, args.out, torch.device("cuda"), args.repeats, args.start, progress=sys.stderr,
