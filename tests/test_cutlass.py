@@ -364,6 +364,7 @@ def test_each_gemv_candidate_is_right(pad):
             _C.force_auto_plan("gemv", 4 if m <= 4 else 8, cols, 4, 1, k)
             try:
                 check_tier("auto", a, b, alpha=0.5)
+                check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
                 assert not _C.forced_plan_refused(), cols
             finally:
                 _C.force_auto_plan()

@@ -1,4 +1,4 @@
-// Up to 16 rows of A times a K-major B (nn.Linear's x @ W^T in decode, a batch of a few
+// Up to 8 rows of A times a K-major B (nn.Linear's x @ W^T in decode, a batch of a few
 // sequences): out[m][n] = sum_k A[m][k] W[n][k], bound by reading W once.
 //
 // A block of 8 warps takes its columns of B whole: its warps take K's chunks in turn (warp w:
@@ -8,7 +8,7 @@
 // through the epilogue. One launch, no second pass, the same bits every run.
 // A warp is 32 / KL groups of KL lanes along k, each group on NB columns (a block: 32 / KL x NB
 // of them): with all 32 lanes along k (up to 4 rows), a lane's A loads are its own; with
-// groups of 8 (8 and 16 rows), the groups of a warp load the same A(m, k..k+3), one 128-byte
+// groups of 8 (5-8 rows), the groups of a warp load the same A(m, k..k+3), one 128-byte
 // line a row shared by the warp, so that A's loads, MT a step against NB of B, stay few in
 // the load pipe. NB trades blocks for loads in flight: NB lines of W per lane and step, issued
 // before the first is used (gemv_candidates in auto/plan.h).
@@ -28,12 +28,16 @@ namespace gemmtiles {
 inline constexpr int kGemvWarps = 8;
 
 // MT rows of A (M <= MT); NB columns of B per group of KL lanes; W: 4 (float4 loads of B, for
-// 16-byte-aligned lines and a unit k stride) or 1. Two blocks per SM up to 8 rows, one for 16
-// (whose 64 accumulators and 64 floats of A a lane need the registers).
+// 16-byte-aligned lines and a unit k stride) or 1. Two blocks per SM (kGemvBlocksPerSm): the
+// builds auto runs (kGemvBuilds in auto/plan.h) fit their registers under that.
+// The columns of B a block takes: NB for each of a warp's 32 / KL groups of lanes.
+template <int NB, int KL>
+inline constexpr int kGemvBlockColumns = 32 / KL * NB;
+
 template <int MT, int NB, int W, int KL = 32>
 __global__ void __launch_bounds__(32 * kGemvWarps, kGemvBlocksPerSm) gemv_kmajor_kernel(GemmProblem p) {
   static_assert(KL == 8 || KL == 32, "a warp holds whole groups of lanes along k");
-  constexpr int kGroups = 32 / KL, kStep = KL * W, kCols = kGroups * NB;
+  constexpr int kStep = KL * W, kCols = kGemvBlockColumns<NB, KL>;
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int kl = lane % KL, group = lane / KL;

@@ -413,12 +413,12 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
   plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
-// The GEMV kernel: a block per plan.nw columns of B (NB per group of KL lanes along k), a grid
-// layer per product.
+// The GEMV kernel: a block per kGemvBlockColumns columns of B (NB per group of KL lanes along
+// k; the plan's nw, which gemv_built checks), a grid layer per product.
 template <int MT, int NB, int W, int KL>
-void launch_gemv_blocks(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  static_assert(32 / KL * NB > 0, "whole groups of lanes");
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, plan.nw)), 1, static_cast<unsigned>(p.batch));
+void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kGemvBlockColumns<NB, KL>)), 1,
+                  static_cast<unsigned>(p.batch));
   gemv_kmajor_kernel<MT, NB, W, KL><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
 }
 // The builds of kGemvBuilds: 4 rows on 32 lanes along k, blocks of 8 or 2 columns, float4s or
@@ -431,12 +431,14 @@ inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t
   static_assert(kGemvBuilds[1].rows == 8 && kGemvBuilds[1].lanes_along_k == 8 && kGemvBuilds[1].widths == 1 &&
                     kGemvBuilds[1].columns[0] == 8 && !kGemvBuilds[1].single_floats,
                 "the 8-row gemv build below");
+  static_assert(kGemvBlockColumns<2, 8> == 8 && kGemvBlockColumns<8, 32> == 8 && kGemvBlockColumns<2, 32> == 2,
+                "the builds' blocks are the widths kGemvBuilds names");
   if (plan.mt == 8) {
-    launch_gemv_blocks<8, 2, 4, 8>(p, plan, stream);
+    launch_gemv_blocks<8, 2, 4, 8>(p, stream);
   } else if (plan.w == 4) {
-    plan.nw == 8 ? launch_gemv_blocks<4, 8, 4, 32>(p, plan, stream) : launch_gemv_blocks<4, 2, 4, 32>(p, plan, stream);
+    plan.nw == 8 ? launch_gemv_blocks<4, 8, 4, 32>(p, stream) : launch_gemv_blocks<4, 2, 4, 32>(p, stream);
   } else {
-    plan.nw == 8 ? launch_gemv_blocks<4, 8, 1, 32>(p, plan, stream) : launch_gemv_blocks<4, 2, 1, 32>(p, plan, stream);
+    plan.nw == 8 ? launch_gemv_blocks<4, 8, 1, 32>(p, stream) : launch_gemv_blocks<4, 2, 1, 32>(p, stream);
   }
 }
 

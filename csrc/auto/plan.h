@@ -535,8 +535,9 @@ inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
   return launch + w.k_steps * m.wave_k_us + w.bytes / m.bytes_per_us;
 }
 
-// The least time the tier can take: its launch, its read of the operands and the passes, at
-// the passes' bandwidth.
+// A floor under the tier's time: its launch, and its read of the operands with the passes'
+// bytes, at the passes' bandwidth (an estimate: the kernel's read runs near that bandwidth, a
+// little faster or slower by the shape; docs/auto.md).
 inline double tensor_core_floor_us(const TensorCoreWork& w, TensorCoreMath math,
                                    const TensorCoreModel& m = kTensorCoreModel) {
   const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
