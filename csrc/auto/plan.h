@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <iterator>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -529,10 +528,13 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   return {k_steps, bytes, read_bytes};
 }
 
+inline double tensor_core_launch_us(TensorCoreMath math, const TensorCoreModel& m) {
+  return math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
+}
+
 inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
                                   const TensorCoreModel& m = kTensorCoreModel) {
-  const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
-  return launch + w.k_steps * m.wave_k_us + w.bytes / m.bytes_per_us;
+  return tensor_core_launch_us(math, m) + w.k_steps * m.wave_k_us + w.bytes / m.bytes_per_us;
 }
 
 // A floor under the tier's time: its launch, and its read of the operands with the passes'
@@ -540,8 +542,7 @@ inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
 // little faster or slower by the shape; docs/auto.md).
 inline double tensor_core_floor_us(const TensorCoreWork& w, TensorCoreMath math,
                                    const TensorCoreModel& m = kTensorCoreModel) {
-  const double launch = math == TensorCoreMath::kTf32x3 ? m.tf32x3_launch_us : m.launch_us;
-  return launch + (w.read_bytes + w.bytes) / m.bytes_per_us;
+  return tensor_core_launch_us(math, m) + (w.read_bytes + w.bytes) / m.bytes_per_us;
 }
 
 inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -714,13 +715,16 @@ inline bool gemv_has_width(const GemvBuild& b, int64_t columns) {
     if (b.columns[i] == columns) return true;
   return false;
 }
+// Whether a build loads w floats of B at a time: float4s (w = 4) always, single floats where
+// it is built with them.
+inline bool gemv_has_loads(const GemvBuild& b, int w) { return w == 4 || (w == 1 && b.single_floats); }
 // Whether the kernel takes M rows of A times such a B; whether a build of `rows` rows has
 // blocks of `columns` and loads of w floats; whether some build has blocks of `columns` (what
 // a table's gemv entry may name).
 inline bool gemv_takes(int64_t M, bool b_kmajor) { return M <= kGemvMaxRows && b_kmajor; }
 inline bool gemv_built(int rows, int64_t columns, int w) {
   for (const GemvBuild& b : kGemvBuilds)
-    if (b.rows == rows && (w == 4 || (w == 1 && b.single_floats)) && gemv_has_width(b, columns)) return true;
+    if (b.rows == rows && gemv_has_loads(b, w) && gemv_has_width(b, columns)) return true;
   return false;
 }
 inline bool gemv_width(int64_t columns) {
@@ -738,7 +742,7 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
   if (!gemv_takes(M, b_kmajor)) return all;
   const GemvBuild& build = gemv_build(M);
   for (const int w : {4, 1}) {
-    if ((w == 4 && !b_vec) || (w == 1 && !build.single_floats)) continue;
+    if ((w == 4 && !b_vec) || !gemv_has_loads(build, w)) continue;
     for (int i = 0; i < build.widths; ++i) all.push_back(gemv_plan(M, K, build.columns[i], w));
   }
   return all;

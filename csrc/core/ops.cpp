@@ -358,7 +358,7 @@ PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   std::vector<int64_t> cols;
   if (gemmtiles::gemv_takes(M, b_kmajor != 0)) {
     const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M);
-    if (b_vec || build.single_floats) cols.assign(build.columns, build.columns + build.widths);
+    if (gemmtiles::gemv_has_loads(build, b_vec ? 4 : 1)) cols.assign(build.columns, build.columns + build.widths);
   }
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
