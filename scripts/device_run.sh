@@ -36,8 +36,8 @@ for step in "$@"; do
       python3 -m pytest -q -x -p no:cacheprovider ${PYTEST_ARGS:-tests/test_auto.py} ${PYTEST_K:+-k "$PYTEST_K"} \
         >"$LOGS/quick.log" 2>&1
       tail -15 "$LOGS/quick.log" ;;
-    sets-*)  # sets-PRECISION: the sets named in SETS (transformer and model), auto against cuBLAS
-      python3 -m gemmtiles.bench --shapes "${SETS:-transformer,model}" --tiers auto --precision "${step#sets-}" \
+    sets-*)  # sets-PRECISION: the sets named in SETS (transformer and model), SETS_TIERS (auto) against cuBLAS
+      python3 -m gemmtiles.bench --shapes "${SETS:-transformer,model}" --tiers "${SETS_TIERS:-auto}" --precision "${step#sets-}" \
         --budget 0.1 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
       grep -E "^[0-9].* auto " "$LOGS/$step.txt" | awk '{print $1, $2, $(NF-3), $(NF-2)}' ;;
     random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION

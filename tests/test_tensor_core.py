@@ -159,6 +159,35 @@ def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
 
 
 @needs("tf32")
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
+    """Up to 128 rows (tf32_narrow_tile, csrc/auto/plan.h) tf32 computes C^T on the narrow
+    kernel, B as it is: one launch, the same kernel from 1 to 64 rows, another for 256;
+    for an N-major B (NN) a wider tile past 64 rows, for a K-major one (NT) the same. Right
+    on odd rows and columns, with alpha, beta and C, and for a batch sharing B."""
+    k = 512
+
+    def weight(n):
+        b = torch.randn(k, n, device="cuda")
+        return b if layout == "NN" else b.t().contiguous().t()
+
+    kernels = {m: _tf32_kernels(torch.randn(m, k, device="cuda"), weight(1024)) for m in (1, 64, 65, 128, 256)}
+    narrow = [kernels[m] for m in (1, 64, 65, 128)]
+    assert all(len(names) == 1 for names in narrow), kernels
+    assert kernels[1] == kernels[64] and kernels[65] == kernels[128]
+    assert (kernels[65] == kernels[64]) == (layout == "NT")
+    assert not any(name in names for name in kernels[256] for names in narrow), kernels
+    for m in (1, 3, 17, 64, 65, 127, 128):
+        for n in (1024, 1001) if layout == "NT" else (1024, 1004):
+            a, b = torch.randn(m, k, device="cuda"), weight(n)
+            c = torch.randn(m, n, device="cuda")
+            out = gemmtiles.sgemm(a, b, tier="tf32", c=c, alpha=0.5, beta=-2.0)
+            assert_gemm_close(out, a, b, c, 0.5, -2.0, precision="tf32")
+    x, b = torch.randn(3, 40, k, device="cuda"), weight(1024)
+    assert_gemm_close(gemmtiles.sgemm(x, b, tier="tf32"), x, b.expand(3, k, 1024), precision="tf32")
+
+
+@needs("tf32")
 def test_tf32_packs_an_n_major_b_where_its_model_says():
     """At 8192^3 packing W K-major costs less than the transposing kernel's slower k steps:
     the pack, then the kernel that x @ W^T runs."""

@@ -132,20 +132,26 @@ def test_check_chooses_as_auto_plans():
 
 
 def test_the_work_is_what_the_kernels_move():
-    # x @ W^T, aligned: tf32 reads both in place and writes the output once. 128 rows make
-    # one row of tiles, on clusters of two along N (along M, half the blocks would have no
-    # rows): fewer tiles than half the SMs, so stream-K shares their k iterations of 32
-    # between 132 units, and the additions of partial tiles after the first on each tile count
-    # 2 x the tile's bytes against a k iteration's operands. On 128 x 256 tiles: 16 tiles,
-    # 16 x 128 iterations, 16 a unit (ceil(2048 / 132)), up to 10 units on a tile (8.25 each,
-    # straddling): 16 x 32 + 9 x 170.7 = 2048 steps. On 128 x 128 tiles: 32 tiles, 32 a unit,
-    # up to 6 on a tile: 32 x 32 + 5 x 128 steps of the smaller tile, 0.64 of the larger's,
-    # 1065: under 0.9 x 2048, so tf32 runs 128 x 128.
+    # x @ W^T, aligned, 256 rows: tf32 reads both in place and writes the output once, on
+    # one row of clusters of two tiles along M; fewer tiles than half the SMs, so stream-K
+    # shares their k iterations of 32 between 132 units, and the additions of partial tiles
+    # after the first on each tile count 2 x the tile's bytes against a k iteration's
+    # operands. On 128 x 256 tiles: 32 tiles, 32 x 128 iterations, 32 a unit
+    # (ceil(4096 / 132)), up to 6 units on a tile (4.1 each, straddling): 32 x 32 + 5 x 170.7
+    # = 1877 steps. On 128 x 128 tiles: 64 tiles, 63 a unit, up to 4 on a tile: 63 x 32 +
+    # 3 x 128 steps of the smaller tile, 0.64 of the larger's, 1536: under 0.9 x 1877, so tf32
+    # runs 128 x 128.
     fixup_128x128 = 32 * (2 * 128 * 128) / ((128 + 128) * 32)
-    small = 0.64 * (32 * 32 + 5 * fixup_128x128)
+    small = 0.64 * (63 * 32 + 3 * fixup_128x128)
+    assert _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
+        pytest.approx((small, 4 * 256 * 4096, 4 * (256 + 4096) * 4096))
+    # 128 rows run the narrow kernel (C^T on 128 x 64 tiles of 128 of C's columns by 64 of
+    # its rows, one block a tile): 64 tiles, 63 k iterations a unit, up to 4 units on a tile,
+    # fix-ups of 2 x 128 x 64 / 192 steps, at 0.5 of the large tile's step.
     out = 4 * 128 * 4096
+    narrow = 0.5 * (63 * 32 + 3 * (2 * 128 * 64 / (128 + 64)))
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
-        pytest.approx((small, out, 4 * (128 + 4096) * 4096))
+        pytest.approx((narrow, out, 4 * (128 + 4096) * 4096))
     # tf32x3 splits both operands and runs three K on whole waves (data-parallel, 128 x 256
     # tiles, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
@@ -165,7 +171,7 @@ def test_the_work_is_what_the_kernels_move():
     # 128 x 128 tiles would run 3 waves and a stream-K share, 0.98 of these steps: within the
     # margin) and tiles of at most 8 k iterations (K 256: one wave either way, so 128 x 128 at
     # 0.64 of the steps) run data-parallel.
-    for m, n, k, steps in ((1536, 2816, 4096, 4096), (1280, 5120, 4096, 2 * 4096), (128, 4096, 256, 0.64 * 256)):
+    for m, n, k, steps in ((1536, 2816, 4096, 4096), (1280, 5120, 4096, 2 * 4096), (256, 4096, 256, 0.64 * 256)):
         assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)[:2] == \
             pytest.approx((steps, 4 * m * n))
     # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
@@ -186,12 +192,26 @@ def test_the_work_is_what_the_kernels_move():
 def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     """x @ W, W row-major (NN): tf32 reads B as it is, on the kernel that computes C^T (its tiles
     128 rows of C's columns by 256 of C's rows, clusters along C's columns), its k steps at
-    1.14x, where that beats packing B (8 bytes an element) and running the K-major kernel."""
+    1.14x, where that beats packing B (8 bytes an element) and running the K-major kernel; up
+    to 128 rows on the narrow kernel, which computes C^T too."""
     fixup = 2 * 128 * 256 / (128 + 256)
-    # 128 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
+    # 256 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
     # to 6 units on a tile), and the output written once; packing B would move 134 MB.
-    k_steps, by, _ = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(1.14 * (32 * 32 + 5 * fixup)) and by == 4 * 128 * 4096
+    k_steps, by, _ = _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == pytest.approx(1.14 * (32 * 32 + 5 * fixup)) and by == 4 * 256 * 4096
+    # 128 rows: the narrow kernel on 128 x 128 tiles (B^T transposed into registers for 128
+    # columns of A^T a tile), 32 of them, 32 k iterations a unit, up to 6 units on a tile;
+    # 64 rows on 128 x 64 tiles, 32 of them likewise.
+    k_steps, by, read = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == pytest.approx(1.14 * 0.64 * (32 * 32 + 5 * 128)) and by == 4 * 128 * 4096
+    # Both kernels read B into registers transposed: its bytes weigh 1.14x in the floor, whose
+    # read of a K-major B (x @ W^T) weighs as it is.
+    assert read == pytest.approx(4 * (128 + 1.14 * 4096) * 4096)
+    assert _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, False, True, 132)[2] == \
+        pytest.approx(4 * (256 + 1.14 * 4096) * 4096)
+    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132)[2] == 4 * (128 + 4096) * 4096
+    k_steps, by, _ = _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == pytest.approx(1.14 * 0.5 * (32 * 32 + 5 * 2 * 128 * 64 / 192)) and by == 4 * 64 * 4096
     # 8192^3: 16 whole waves either way; the pack's 0.5 GB cost less than 14% more k steps.
     k_steps, by, _ = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
     assert k_steps == 16 * 8192 and by == 8 * 8192 * 8192 + 4 * 8192 * 8192
@@ -220,6 +240,12 @@ def test_a_product_bound_by_reading_its_operands_stays_exact():
     # Where the exact kernels take longer than that read, the k steps decide, as before.
     assert tcm.pays(x, "tf32", params, 132, floor * 1.01) == (tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132)
                                                              < floor * 1.01)
+    # Few rows against a W read as it is, x @ W (the narrow kernel transposing W^T into
+    # registers, B's bytes weighed 1.14x in the floor): eight rows stay exact, 32 run tf32,
+    # as do 32 rows of x @ W^T.
+    plan = lambda m, b_kmajor: _C.auto_plan(m, 4096, 4096, 1, b_kmajor, True, 132, True, "", True, True,  # noqa: E731
+                                            tensor_cores="tf32").kernel
+    assert plan(8, False) != "tf32" and plan(32, False) == "tf32" and plan(32, True) == "tf32"
     # A large product is bound by its k steps: tf32.
     assert _C.auto_plan(2048, 2048, 2048, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel == "tf32"
     with pytest.raises(ValueError, match="bytes_per_us"):

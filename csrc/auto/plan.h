@@ -410,8 +410,8 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
 // another (in a fixed order, so every run gives the same bits): each addition moves a partial
 // tile in and out of one SM, 2 x 128 KB for 128 x 256 against the 48 KB of operands of a k
 // iteration, and the chain of them is counted as k steps at that ratio.
-inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t) {
-  constexpr int64_t kCluster = 2, kSlice = 32, kMinSlices = 8;
+inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t kCluster = 2) {
+  constexpr int64_t kSlice = 32, kMinSlices = 8;
   // A partial tile in and out, 2 m n floats, against a k step's m + n.
   const double fixup_steps = 2.0 * double(t.m * t.n) / double(t.m + t.n);
   const int64_t wave = std::max<int64_t>(kCluster, sms / kCluster * kCluster);
@@ -470,17 +470,45 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
   const TensorCoreTile& t = kTf32Tiles[0];
   return kTf32TransposedStep * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
 }
-// How tf32 runs B and the k steps of its busiest SM: an N-major B as it is, on the kernel
-// above, where B's rows are 16-byte aligned (b_vec), N and K are multiples of 4 (TMA's and
-// CUTLASS's alignment of B and of the K-major A, packed or not) and that costs less than the
-// pack and the K-major kernel; else the K-major kernel on tf32_tiling's tiles (B packed
-// first unless it is K-major already). launch_tf32_sm90a and tensor_core_work both ask this.
+// tf32 on an output of few rows (nn.Linear in decode and small serving batches): C^T = B^T A^T,
+// so that the output's M rows are the kernel's narrow N and its N columns the kernel's 128-row
+// tiles, on as many tiles as B has 128 columns (tf32's own tiles would run one row of 128-row
+// tiles, mostly empty below 128 rows, on clusters of two). B^T is the MMA's A: K-major as it
+// is for x @ W^T; for an N-major B (x @ W) M-major, transposed from shared memory into
+// registers. A^T is its B, K-major. Blocks of one tile each (no cluster), stream-K; the output
+// C^T column-major is C's rows, written from the accumulators at any alignment. The tile is
+// 128 x 64 up to 64 rows, and for a K-major B up to kTf32NarrowMaxRows; 128 x 128 for an
+// N-major B past 64 rows, where transposing a 128 x 32 slice of B^T into registers for 64
+// columns of A^T costs more than the narrower tile saves (scripts/tf32_narrow.cu). Their k
+// steps, in 128 x 256 tiles' steps: the tile's operand bytes per step against the large tile's
+// (192 / 384 = 0.5), and tf32's 128 x 128 step. One product (batch 1: auto folds a batch
+// sharing B into its rows first).
+inline constexpr int64_t kTf32NarrowMaxRows = 128;
+inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 64, 0.5}, {128, 128, 0.64}};
+inline const TensorCoreTile* tf32_narrow_tile(int64_t M, int64_t batch, bool b_kmajor) {
+  if (batch != 1 || M > kTf32NarrowMaxRows) return nullptr;
+  return M <= 64 || b_kmajor ? &kTf32NarrowTiles[0] : &kTf32NarrowTiles[1];
+}
+
+// How tf32 runs B and the k steps of its busiest SM: on the narrow kernel above where the
+// output has few rows and B can be read as it is (K-major, or N-major with N a multiple of
+// 4; 16-byte aligned lines, b_vec; K a multiple of 4: TMA's and CUTLASS's alignment); else an
+// N-major B as it is, on the kernel that transposes it, where B is so readable and that costs
+// less than the pack and the K-major kernel; else the K-major kernel on tf32_tiling's tiles
+// (B packed first unless it is K-major already). launch_tf32_sm90a and tensor_core_work both
+// ask this.
 struct Tf32BRoute {
   bool transposes_b;
   double k_steps;
+  const TensorCoreTile* narrow = nullptr;  // the narrow kernel's tile, where it runs
 };
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms) {
+  const bool b_readable = b_vec && K % 4 == 0 && (b_kmajor || N % 4 == 0);
+  if (const TensorCoreTile* t = b_readable ? tf32_narrow_tile(M, batch, b_kmajor) : nullptr) {
+    const double steps = stream_k_steps(ceil_div64(N, t->m) * ceil_div64(M, t->n), K, sms, *t, 1);
+    return {false, (b_kmajor ? 1.0 : kTf32TransposedStep) * t->step * steps, t};
+  }
   const Tf32BRoute packed{false, tf32_tiling(M, N, K, batch, sms).k_steps};
   if (b_kmajor || !b_vec || N % 4 != 0 || K % 4 != 0) return packed;
   const TensorCoreModel& m = kTensorCoreModel;
@@ -502,7 +530,10 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 // these same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
-  double read_bytes;  // the operands as the kernel reads them: A and B once (tf32x3: two parts)
+  // The operands as the kernel reads them: A and B once (tf32x3: two parts), B's bytes weighed
+  // at kTf32TransposedStep where the kernel transposes B^T into registers (an N-major B read as
+  // it is), whose loads of B wait on that transposition as its k steps do.
+  double read_bytes;
 };
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
                                        bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
@@ -510,11 +541,12 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
-  bool transposes_b = false;
+  bool transposes_b = false, b_in_registers = false;
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
     k_steps = route.k_steps;
-    transposes_b = route.transposes_b;
+    transposes_b = route.transposes_b || route.narrow;  // B read as it is
+    b_in_registers = route.transposes_b || (route.narrow && !b_kmajor);
   }
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0,
              b_inplace = (b_kmajor && b_vec && K % 4 == 0) || transposes_b;
@@ -524,7 +556,8 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (x3 && N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
   bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
-  const double read_bytes = (x3 ? 8.0 : 4.0) * (double(M) + double(N)) * double(K) * double(batch);
+  const double read_bytes = (x3 ? 8.0 : 4.0) * (double(M) + (b_in_registers ? kTf32TransposedStep : 1.0) * double(N)) *
+                            double(K) * double(batch);
   return {k_steps, bytes, read_bytes};
 }
 
