@@ -402,7 +402,8 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
 }
 
 // tf32's schedule (CUTLASS's stream-K scheduler with its heuristic decomposition, on clusters
-// of two blocks; csrc/tensor_core/wgmma_sm90a.cu): the k steps of the busiest SM, of tiles t.
+// of `cluster` blocks: two for tf32's own tiles, one for its narrow kernel below;
+// csrc/tensor_core/wgmma_sm90a.cu): the k steps of the busiest SM, of tiles t.
 // Whole waves run data-parallel; where the last wave is less than half full (a product of
 // fewer tiles than half the SMs included) and tiles are deeper than 8 k iterations of 32, that
 // wave and the one before it are shared out by k iteration between one wave of units, each
@@ -410,18 +411,18 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
 // another (in a fixed order, so every run gives the same bits): each addition moves a partial
 // tile in and out of one SM, 2 x 128 KB for 128 x 256 against the 48 KB of operands of a k
 // iteration, and the chain of them is counted as k steps at that ratio.
-inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t kCluster = 2) {
+inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t cluster = 2) {
   constexpr int64_t kSlice = 32, kMinSlices = 8;
   // A partial tile in and out, 2 m n floats, against a k step's m + n.
   const double fixup_steps = 2.0 * double(t.m * t.n) / double(t.m + t.n);
-  const int64_t wave = std::max<int64_t>(kCluster, sms / kCluster * kCluster);
+  const int64_t wave = std::max<int64_t>(cluster, sms / cluster * cluster);
   const int64_t slices = ceil_div64(K, kSlice);
   const int64_t full = tiles / wave, total = ceil_div64(tiles, wave), tail = tiles - full * wave;
   const double data_parallel = double(total) * double(K);
   if (full == total || slices <= kMinSlices || 2 * tail >= wave) return data_parallel;
   const int64_t dp_waves = full > 1 ? full - 1 : 0;
-  const int64_t sk_tiles = (tiles - dp_waves * wave) / kCluster * kCluster;
-  const int64_t units = std::min(wave, sk_tiles * slices / kMinSlices / kCluster * kCluster);
+  const int64_t sk_tiles = (tiles - dp_waves * wave) / cluster * cluster;
+  const int64_t units = std::min(wave, sk_tiles * slices / kMinSlices / cluster * cluster);
   if (units == 0) return data_parallel;
   // Tiles that the cluster rounding leaves out of the stream-K share run data-parallel.
   const double dp = double(ceil_div64(tiles - sk_tiles, wave)) * double(K);
@@ -541,15 +542,15 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
-  bool transposes_b = false, b_in_registers = false;
+  bool b_as_it_is = false, b_in_registers = false;  // B read as it lies (narrow or transposing kernel)
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
     k_steps = route.k_steps;
-    transposes_b = route.transposes_b || route.narrow;  // B read as it is
+    b_as_it_is = route.transposes_b || route.narrow;
     b_in_registers = route.transposes_b || (route.narrow && !b_kmajor);
   }
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0,
-             b_inplace = (b_kmajor && b_vec && K % 4 == 0) || transposes_b;
+             b_inplace = (b_kmajor && b_vec && K % 4 == 0) || b_as_it_is;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
