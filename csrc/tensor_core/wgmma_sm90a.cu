@@ -99,15 +99,21 @@ enum class Output { kTma, kAnyAlignment };
 // 128 bytes of fp32, one 128-byte swizzle row), Cluster blocks sharing tiles by TMA
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
-// A (M x K) is K-major; B (K x N) K-major (LayoutB ColumnMajor: TF32 wgmma reads nothing else
-// from shared memory), or N-major (RowMajor: CUTLASS then swaps A and B and computes C^T, whose
-// N x M column-major output is C's row-major memory; Tf32TransposedB below).
+// A (M x K) is K-major (LayoutA RowMajor), or M-major (ColumnMajor: copied into registers
+// transposed; the narrow kernel's B^T); B (K x N) K-major (LayoutB ColumnMajor: TF32 wgmma
+// reads nothing else from shared memory), or N-major (RowMajor: CUTLASS then swaps A and B and
+// computes C^T, whose N x M column-major output is C's row-major memory; Tf32TransposedB
+// below). The output is column-major (LayoutOut, kSwapped) where the kernel computes C^T: so
+// swapped by CUTLASS, or by the caller (Tf32NarrowConfig).
 template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput,
-          class LayoutB = cutlass::layout::ColumnMajor>
+          class LayoutB = cutlass::layout::ColumnMajor,
+          class LayoutOut_ = std::conditional_t<std::is_same_v<LayoutB, cutlass::layout::RowMajor>,
+                                                cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>,
+          class LayoutA = cutlass::layout::RowMajor>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
-  static constexpr bool kSwapped = std::is_same_v<LayoutB, cutlass::layout::RowMajor>;  // computes C^T
-  using LayoutOut = std::conditional_t<kSwapped, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
+  using LayoutOut = LayoutOut_;
+  static constexpr bool kSwapped = std::is_same_v<LayoutOut, cutlass::layout::ColumnMajor>;  // computes C^T
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
   using TileShape = Tile;
   using ClusterShape = Cluster;
@@ -120,7 +126,7 @@ struct Tf32Config {
                          cutlass::epilogue::NoSmemWarpSpecialized>>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, cutlass::layout::RowMajor, 4, float, LayoutB, 4, float,
+      float, LayoutA, 4, float, LayoutB, 4, float,
       TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
@@ -175,32 +181,16 @@ static_assert(std::is_same_v<Tf32TransposedB::TileShape, cute::Shape<_128, _256,
 // MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major (ColumnMajor: x @ W, transposed into
 // registers), A^T its B, K-major; C^T's column-major output is C's rows, written from the
 // accumulators at any alignment. One block a tile (no cluster: the narrow side is one tile),
-// stream-K. Given as it is (the swap is run_tf32_narrow's), CUTLASS swaps nothing, so its
+// stream-K. Given as it is (the swap is run_tf32_narrow_as's), CUTLASS swaps nothing, so its
 // stream-K workspace is sized for the grid it runs.
 template <class Tile, class LayoutA>
-struct Tf32NarrowConfig {
-  static constexpr Accumulation kAccumulation = Accumulation::kTensorCore;
-  static constexpr bool kSwapped = true;  // its output is C^T: column-major
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, cute::Shape<_1, _1, _1>,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float,   //
-      float, cutlass::layout::ColumnMajor, 1,                           // C
-      float, cutlass::layout::ColumnMajor, 1,                           // D
-      cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, LayoutA, 4, float, cutlass::layout::ColumnMajor, 4, float, Tile, cute::Shape<_1, _1, _1>,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
-                                                          cutlass::gemm::StreamKScheduler>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
-};
+using Tf32NarrowConfig =
+    Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
+               Output::kAnyAlignment, cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor, LayoutA>;
 using cute::_64;
 static_assert(std::size(kTf32NarrowTiles) == 2 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 64 &&
                   kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 128,
-              "run_tf32_narrow runs the tiles that auto/plan.h's tf32_narrow_tile picks from");
+              "run_tf32_narrow_as runs the tiles that auto/plan.h's tf32_narrow_tile picks from");
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
