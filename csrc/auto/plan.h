@@ -511,7 +511,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
     return {false, (b_kmajor ? 1.0 : kTf32TransposedStep) * t->step * steps, t};
   }
   const Tf32BRoute packed{false, tf32_tiling(M, N, K, batch, sms).k_steps};
-  if (b_kmajor || !b_vec || N % 4 != 0 || K % 4 != 0) return packed;
+  if (b_kmajor || !b_readable) return packed;
   const TensorCoreModel& m = kTensorCoreModel;
   const Tf32BRoute transposed{true, tf32_transposed_k_steps(M, N, K, batch, sms)};
   const double pack_us = kPackLaunchUs + packed.k_steps * m.wave_k_us +
