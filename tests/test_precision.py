@@ -134,11 +134,20 @@ def test_large_products_plan_tensor_cores(m, n, k, layout):
     assert plan(m, n, k, "tf32x3", layout) == "tf32x3"
 
 
-@pytest.mark.parametrize("m,n,k", [(1, 4096, 4096), (8, 11008, 4096), (64, 64, 64), (100, 200, 300),
-                                   (200, 200, 16384)])  # few tiles on a deep K: the split-K tiles win
-def test_small_and_deep_products_stay_exact(m, n, k):
+@pytest.mark.parametrize("m,n,k,layout", [(1, 4096, 4096, "NT"), (8, 11008, 4096, "NT"), (64, 64, 64, "NT"),
+                                          (100, 200, 300, "NT"), (200, 200, 16384, "NN")])
+def test_small_and_deep_products_stay_exact(m, n, k, layout):
+    # Few tiles on a deep K (200 x 200 x 16384): the split-K tiles win over tf32x3, and over
+    # tf32 where B is N-major (x @ W).
     for math in ("tf32", "tf32x3"):
-        assert plan(m, n, k, math) == plan(m, n, k, "none")
+        assert plan(m, n, k, math, layout) == plan(m, n, k, "none", layout)
+
+
+def test_few_tiles_on_a_deep_k_run_tf32_on_the_narrow_kernel():
+    # x @ W^T: the narrow kernel's 128 x 32 tiles (14 of them) share their k iterations between
+    # the SMs (stream-K), a modelled time under the exact split-K tiles': tf32 under "high".
+    assert plan(200, 200, 16384, "tf32") == "tf32"
+    assert plan(200, 200, 16384, "tf32x3") == plan(200, 200, 16384, "none") != "tf32x3"
 
 
 def test_the_model_prices_what_the_kernels_do():

@@ -161,25 +161,33 @@ def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
 @needs("tf32")
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
-    """Up to 128 rows (tf32_narrow_tile, csrc/auto/plan.h) tf32 computes C^T on the narrow
-    kernel, B as it is: one launch, the same kernel from 1 to 64 rows, another for 256;
-    for an N-major B (NN) a wider tile past 64 rows, for a K-major one (NT) the same. Right
-    on odd rows and columns, with alpha, beta and C, and for a batch sharing B."""
+    """Up to 128 rows (tf32_narrow, csrc/auto/plan.h) tf32 computes C^T on the narrow kernel:
+    one launch, B as it is. For an N-major B (NN) one tile up to 64 rows and a wider one past
+    them; for a K-major one (NT) the tile of fewest k steps, here 128 x 32 from 1 row to 256.
+    tf32's own kernel at 4096 rows. A B it cannot read (K off a multiple of 4) is packed K-major
+    and runs the narrow kernel too. Right on odd rows and columns, with alpha, beta and C, and
+    for a batch sharing B."""
     k = 512
 
-    def weight(n):
+    def weight(n, k=k):
         b = torch.randn(k, n, device="cuda")
         return b if layout == "NN" else b.t().contiguous().t()
 
-    kernels = {m: _tf32_kernels(torch.randn(m, k, device="cuda"), weight(1024)) for m in (1, 64, 65, 128, 256)}
+    rows = (1, 64, 65, 128, 256, 4096)
+    kernels = {m: _tf32_kernels(torch.randn(m, k, device="cuda"), weight(1024)) for m in rows}
     narrow = [kernels[m] for m in (1, 64, 65, 128)]
     assert all(len(names) == 1 for names in narrow), kernels
     assert kernels[1] == kernels[64] and kernels[65] == kernels[128]
     assert (kernels[65] == kernels[64]) == (layout == "NT")
-    assert not any(name in names for name in kernels[256] for names in narrow), kernels
-    for m in (1, 3, 17, 64, 65, 127, 128):
-        for n in (1024, 1001) if layout == "NT" else (1024, 1004):
-            a, b = torch.randn(m, k, device="cuda"), weight(n)
+    assert (kernels[256] == kernels[1]) == (layout == "NT"), kernels
+    assert not any(name in names for name in kernels[4096] for names in narrow), kernels
+    # K = 511: A and B packed (K padded to 512), then the narrow kernel of a K-major B.
+    packed = _tf32_kernels(torch.randn(64, 511, device="cuda"), weight(1024, 511))
+    kmajor = _tf32_kernels(torch.randn(64, k, device="cuda"), torch.randn(1024, k, device="cuda").t())
+    assert len(packed) == 3 and packed[2] == kmajor[0], (packed, kmajor)
+    for m in (1, 3, 17, 64, 65, 127, 128, 300):
+        for n, kk in ((1024, k), (1001, k) if layout == "NT" else (1004, k), (1001, 509)):
+            a, b = torch.randn(m, kk, device="cuda"), weight(n, kk)
             c = torch.randn(m, n, device="cuda")
             out = gemmtiles.sgemm(a, b, tier="tf32", c=c, alpha=0.5, beta=-2.0)
             assert_gemm_close(out, a, b, c, 0.5, -2.0, precision="tf32")

@@ -145,11 +145,16 @@ def test_the_work_is_what_the_kernels_move():
     small = 0.64 * (63 * 32 + 3 * fixup_128x128)
     assert _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
         pytest.approx((small, 4 * 256 * 4096, 4 * (256 + 4096) * 4096))
-    # 128 rows run the narrow kernel (C^T on 128 x 64 tiles of 128 of C's columns by 64 of
-    # its rows, one block a tile): 64 tiles, 63 k iterations a unit, up to 4 units on a tile,
-    # fix-ups of 2 x 128 x 64 / 192 steps, at 0.5 of the large tile's step.
+    # The narrow kernel's tiles count no fewer (128 x 128, one block a tile: the same 1536;
+    # 128 x 64: 128 tiles in one wave, 0.5 x 4096), so tf32's own kernel runs.
+    # 128 rows run the narrow kernel (C^T on tiles of 128 of C's columns by 32, 64 or 128 of
+    # its rows, one block a tile), on the tile of fewest k steps: 128 x 128, 32 tiles, 32 k
+    # iterations a unit, up to 6 units on a tile, at 0.64 of the large tile's step; 128 x 64
+    # (64 tiles, 63 a unit, up to 4 on a tile, fix-ups of 2 x 128 x 64 / 192 steps, at 0.5) and
+    # 128 x 32 (128 tiles in one wave, at 160 / 384) count more.
     out = 4 * 128 * 4096
-    narrow = 0.5 * (63 * 32 + 3 * (2 * 128 * 64 / (128 + 64)))
+    narrow = 0.64 * (32 * 32 + 5 * fixup_128x128)
+    assert narrow < 0.5 * (63 * 32 + 3 * (2 * 128 * 64 / (128 + 64))) < 160 / 384 * 4096
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
         pytest.approx((narrow, out, 4 * (128 + 4096) * 4096))
     # tf32x3 splits both operands and runs three K on whole waves (data-parallel, 128 x 256
@@ -167,13 +172,18 @@ def test_the_work_is_what_the_kernels_move():
     # (test_tensor_core.py checks the kernel).
     assert _C.tensor_core_work(1024, 2048, 2048, 1, "tf32", True, True, True, True, 132)[0] == \
         pytest.approx(0.64 * 2048)
-    # One whole wave (12 x 11 tiles), a last wave at least half full (10 x 20 tiles: 2 waves;
-    # 128 x 128 tiles would run 3 waves and a stream-K share, 0.98 of these steps: within the
-    # margin) and tiles of at most 8 k iterations (K 256: one wave either way, so 128 x 128 at
-    # 0.64 of the steps) run data-parallel.
-    for m, n, k, steps in ((1536, 2816, 4096, 4096), (1280, 5120, 4096, 2 * 4096), (256, 4096, 256, 0.64 * 256)):
+    # One whole wave (12 x 11 tiles) and tiles of at most 8 k iterations (K 256) run
+    # data-parallel: on 128 x 256 tiles; at K 256 on the narrow kernel's 128 x 64 tiles (32 x 4
+    # in one wave, at 0.5 of the steps; tf32's own 128 x 128 would run 0.64).
+    for m, n, k, steps in ((1536, 2816, 4096, 4096), (256, 4096, 256, 0.5 * 256)):
         assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)[:2] == \
             pytest.approx((steps, 4 * m * n))
+    # A last wave at least half full (10 x 20 tiles of 128 x 256: 2 waves, 8192 steps) against
+    # the narrow kernel's 128 x 128 tiles (40 x 10: two whole waves, then 136 tiles shared
+    # between 132 units, two to a tile at most: 0.64 x (2 x 4096 + 132 x 32 + 128) = 8028
+    # steps), fewer: the narrow kernel runs.
+    assert _C.tensor_core_work(1280, 5120, 4096, 1, "tf32", True, True, True, True, 132)[0] == \
+        pytest.approx(0.64 * (2 * 4096 + 132 * 32 + fixup_128x128))
     # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
     # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
     k_steps, by, _ = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)

@@ -471,49 +471,72 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
   const TensorCoreTile& t = kTf32Tiles[0];
   return kTf32TransposedStep * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
 }
-// tf32 on an output of few rows (nn.Linear in decode and small serving batches): C^T = B^T A^T,
-// so that the output's M rows are the kernel's narrow N and its N columns the kernel's 128-row
-// tiles, on as many tiles as B has 128 columns (tf32's own tiles would run one row of 128-row
-// tiles, mostly empty below 128 rows, on clusters of two). B^T is the MMA's A: K-major as it
-// is for x @ W^T; for an N-major B (x @ W) M-major, transposed from shared memory into
-// registers. A^T is its B, K-major. Blocks of one tile each (no cluster), stream-K; the output
-// C^T column-major is C's rows, written from the accumulators at any alignment. The tile is
-// 128 x 64 up to 64 rows, and for a K-major B up to kTf32NarrowMaxRows; 128 x 128 for an
-// N-major B past 64 rows, where transposing a 128 x 32 slice of B^T into registers for 64
-// columns of A^T costs more than the narrower tile saves (scripts/tf32_narrow.cu). Their k
-// steps, in 128 x 256 tiles' steps: the tile's operand bytes per step against the large tile's
-// (192 / 384 = 0.5), and tf32's 128 x 128 step. One product (batch 1: auto folds a batch
-// sharing B into its rows first).
-inline constexpr int64_t kTf32NarrowMaxRows = 128;
-inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 64, 0.5}, {128, 128, 0.64}};
-inline const TensorCoreTile* tf32_narrow_tile(int64_t M, int64_t batch, bool b_kmajor) {
-  if (batch != 1 || M > kTf32NarrowMaxRows) return nullptr;
-  return M <= 64 || b_kmajor ? &kTf32NarrowTiles[0] : &kTf32NarrowTiles[1];
+// tf32 on an output of few rows (nn.Linear in decode and small serving batches), or on any
+// x @ W^T where its model finds it faster: C^T = B^T A^T, so that the output's M rows are the
+// kernel's narrow N and its N columns the kernel's 128-row tiles, on as many tiles as B has
+// 128 columns times C's rows over the narrow width (tf32's own tiles would run one row of
+// 128-row tiles, mostly empty below 128 rows, on clusters of two). B^T is the MMA's A:
+// K-major as it is for x @ W^T; for an N-major B (x @ W) M-major, transposed from shared
+// memory into registers. A^T is its B, K-major. Blocks of one tile each (no cluster),
+// stream-K; the output C^T column-major is C's rows, written from the accumulators at any
+// alignment. Their k steps, in 128 x 256 tiles' steps: a step's operand bytes against the
+// large tile's (128 x 32: 160 / 384; 128 x 64: 192 / 384), and tf32's own 128 x 128 step.
+// For a K-major B the tile of fewest k steps runs; for an N-major one, up to
+// kTf32NarrowMaxRows, 128 x 64 up to 64 rows and 128 x 128 past them, where transposing a
+// 128 x 32 slice of B^T into registers for fewer columns of A^T costs more than the narrower
+// tile saves (scripts/tf32_narrow.cu). One product (batch 1: auto folds a batch sharing B into
+// its rows first).
+inline constexpr int64_t kTf32NarrowMaxRows = kTensorCoreTileM;
+inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 32, 160.0 / 384.0}, {128, 64, 0.5}, {128, 128, 0.64}};
+struct Tf32Narrow {
+  const TensorCoreTile* tile = nullptr;  // none: the narrow kernel does not take the product
+  double k_steps = 0;
+};
+inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, int64_t sms) {
+  if (batch != 1 || (!b_kmajor && M > kTf32NarrowMaxRows)) return {};
+  const auto steps = [&](const TensorCoreTile& t) {
+    return t.step * stream_k_steps(ceil_div64(N, t.m) * ceil_div64(M, t.n), K, sms, t, 1);
+  };
+  if (!b_kmajor) {
+    const TensorCoreTile& t = M <= 64 ? kTf32NarrowTiles[1] : kTf32NarrowTiles[2];
+    return {&t, kTf32TransposedStep * steps(t)};
+  }
+  Tf32Narrow best;
+  for (const TensorCoreTile& t : kTf32NarrowTiles) {
+    const double s = steps(t);
+    if (!best.tile || s < best.k_steps) best = {&t, s};
+  }
+  return best;
 }
 
-// How tf32 runs B and the k steps of its busiest SM: on the narrow kernel above where the
-// output has few rows and B can be read as it is (K-major, or N-major with N a multiple of
-// 4; 16-byte aligned lines, b_vec; K a multiple of 4: TMA's and CUTLASS's alignment); else an
-// N-major B as it is, on the kernel that transposes it, where B is so readable and that costs
-// less than the pack and the K-major kernel; else the K-major kernel on tf32_tiling's tiles
-// (B packed first unless it is K-major already). launch_tf32_sm90a and tensor_core_work both
+// How tf32 runs B and the k steps of its busiest SM. B is read as it is where it can be (b_vec:
+// 16-byte aligned lines; K, and N for an N-major B, multiples of 4: TMA's and CUTLASS's
+// alignment) and a kernel takes it so; else packed K-major first. A K-major B runs on the
+// narrow kernel above up to kTf32NarrowMaxRows, and past them where its k steps are fewer than
+// those of tf32_tiling's tiles (tf32's own kernel). An N-major B runs as it is on the narrow
+// kernel up to kTf32NarrowMaxRows; past them on the kernel that transposes it, where that
+// costs less than the pack and the K-major route. launch_tf32_sm90a and tensor_core_work both
 // ask this.
 struct Tf32BRoute {
   bool transposes_b;
   double k_steps;
   const TensorCoreTile* narrow = nullptr;  // the narrow kernel's tile, where it runs
+  bool b_as_it_is = false;                 // B read where it lies, not packed
 };
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms) {
   const bool b_readable = b_vec && K % 4 == 0 && (b_kmajor || N % 4 == 0);
-  if (const TensorCoreTile* t = b_readable ? tf32_narrow_tile(M, batch, b_kmajor) : nullptr) {
-    const double steps = stream_k_steps(ceil_div64(N, t->m) * ceil_div64(M, t->n), K, sms, *t, 1);
-    return {false, (b_kmajor ? 1.0 : kTf32TransposedStep) * t->step * steps, t};
-  }
-  const Tf32BRoute packed{false, tf32_tiling(M, N, K, batch, sms).k_steps};
-  if (b_kmajor || !b_readable) return packed;
+  const auto kmajor = [&](bool as_it_is) {
+    const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
+    const double own = tf32_tiling(M, N, K, batch, sms).k_steps;
+    if (n.tile && (M <= kTf32NarrowMaxRows || n.k_steps < own)) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
+    return Tf32BRoute{false, own, nullptr, as_it_is};
+  };
+  if (b_kmajor || !b_readable) return kmajor(b_readable);
+  if (const Tf32Narrow n = tf32_narrow(M, N, K, batch, false, sms); n.tile) return {false, n.k_steps, n.tile, true};
   const TensorCoreModel& m = kTensorCoreModel;
-  const Tf32BRoute transposed{true, tf32_transposed_k_steps(M, N, K, batch, sms)};
+  const Tf32BRoute packed = kmajor(false);
+  const Tf32BRoute transposed{true, tf32_transposed_k_steps(M, N, K, batch, sms), nullptr, true};
   const double pack_us = kPackLaunchUs + packed.k_steps * m.wave_k_us +
                          8.0 * double(K) * double(N) * double(batch) / m.bytes_per_us;
   return transposed.k_steps * m.wave_k_us < pack_us ? transposed : packed;
@@ -542,15 +565,14 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
-  bool b_as_it_is = false, b_in_registers = false;  // B read as it lies (narrow or transposing kernel)
+  bool b_inplace = false, b_in_registers = false;  // B read as it lies; N-major so, transposed into registers
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
     k_steps = route.k_steps;
-    b_as_it_is = route.transposes_b || route.narrow;
-    b_in_registers = route.transposes_b || (route.narrow && !b_kmajor);
+    b_inplace = route.b_as_it_is;
+    b_in_registers = route.b_as_it_is && !b_kmajor;
   }
-  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0,
-             b_inplace = (b_kmajor && b_vec && K % 4 == 0) || b_as_it_is;
+  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);

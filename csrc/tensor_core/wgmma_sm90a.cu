@@ -6,7 +6,8 @@
 // B (nn.Linear's x @ W^T as it is); tf32 also reads an N-major B (x @ W) in place where that
 // is cheaper, on CUTLASS's kernel that transposes B^T into registers and computes C^T
 // (Tf32TransposedB); other layouts are repacked K-major by the pack pass. An output of up to
-// 128 rows runs tf32 as C^T = B^T A^T on tiles narrow along C's rows (Tf32NarrowConfig).
+// 128 rows, and x @ W^T where its model finds it faster, runs tf32 as C^T = B^T A^T on tiles
+// narrow along C's rows (Tf32NarrowConfig).
 //
 //   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
 //   tf32x3  the pack pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi),
@@ -176,7 +177,8 @@ static_assert(std::is_same_v<Tf32TransposedB::TileShape, cute::Shape<_128, _256,
                   std::is_same_v<Tf32TransposedB::ClusterShape, cute::Shape<_2, _1, _1>>,
               "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
 
-// tf32 on an output of few rows (tf32_narrow_tile in auto/plan.h): the kernel computes
+// tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
+// auto/plan.h): the kernel computes
 // C^T = B^T A^T on Tile (128 rows of C^T, the columns of C, by the narrow width), B^T the
 // MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major (ColumnMajor: x @ W, transposed into
 // registers), A^T its B, K-major; C^T's column-major output is C's rows, written from the
@@ -188,9 +190,10 @@ using Tf32NarrowConfig =
     Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
                Output::kAnyAlignment, cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor, LayoutA>;
 using cute::_64;
-static_assert(std::size(kTf32NarrowTiles) == 2 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 64 &&
-                  kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 128,
-              "run_tf32_narrow_as runs the tiles that auto/plan.h's tf32_narrow_tile picks from");
+static_assert(std::size(kTf32NarrowTiles) == 3 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 32 &&
+                  kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 64 && kTf32NarrowTiles[2].m == 128 &&
+                  kTf32NarrowTiles[2].n == 128,
+              "run_tf32_narrow runs the tiles that auto/plan.h's tf32_narrow picks from");
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
@@ -303,9 +306,9 @@ void run_tf32(const Aligned& g) {
 }
 void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Tile>(g); }
 
-// g (one product) as C^T = B^T A^T on the narrow kernel of tf32_narrow_tile: B^T (N x K) the
-// MMA's A, A^T (K x M) its B, the output's rows its columns (Tf32NarrowConfig).
-template <class LayoutA>
+// g (one product) as C^T = B^T A^T on the narrow kernel's tile 128 x kWidth (tf32_narrow):
+// B^T (N x K) the MMA's A, A^T (K x M) its B, the output's rows its columns (Tf32NarrowConfig).
+template <class LayoutA, int kWidth>
 void run_tf32_narrow_as(const Aligned& g) {
   TORCH_INTERNAL_ASSERT(g.batch == 1, "gemmtiles::tf32: the narrow kernel runs one product");
   Aligned s = g;
@@ -313,10 +316,24 @@ void run_tf32_narrow_as(const Aligned& g) {
   s.N = g.M;
   s.a = {g.b.ptr, g.b.cs, g.b.rs, g.b.bs};  // (n, k) = B's (k, n)
   s.b = {g.a.ptr, g.a.cs, g.a.rs, g.a.bs};  // (k, m) = A's (m, k)
-  const TensorCoreTile* t = tf32_narrow_tile(g.M, g.batch, std::is_same_v<LayoutA, cutlass::layout::RowMajor>);
-  TORCH_INTERNAL_ASSERT(t, "gemmtiles::tf32: no narrow tile for ", g.M, " rows");
-  if (t->n == 64) return run_gemm<Tf32NarrowConfig<cute::Shape<_128, _64, _32>, LayoutA>>(s);
-  run_gemm<Tf32NarrowConfig<cute::Shape<_128, _128, _32>, LayoutA>>(s);
+  run_gemm<Tf32NarrowConfig<cute::Shape<_128, cute::Int<kWidth>, _32>, LayoutA>>(s);
+}
+
+// The narrow kernel of tile t for B K-major (x @ W^T) or N-major (x @ W: 64 or 128 wide only,
+// tf32_narrow).
+using GemmFn = void (*)(const Aligned&);
+GemmFn tf32_narrow_kernel(const TensorCoreTile& t, bool b_kmajor) {
+  using Row = cutlass::layout::RowMajor;
+  using Col = cutlass::layout::ColumnMajor;
+  if (b_kmajor) {
+    if (t.n == 32) return run_tf32_narrow_as<Row, 32>;
+    if (t.n == 64) return run_tf32_narrow_as<Row, 64>;
+    TORCH_INTERNAL_ASSERT(t.n == 128, "gemmtiles::tf32: no narrow kernel ", t.n, " wide");
+    return run_tf32_narrow_as<Row, 128>;
+  }
+  if (t.n == 64) return run_tf32_narrow_as<Col, 64>;
+  TORCH_INTERNAL_ASSERT(t.n == 128, "gemmtiles::tf32: no narrow kernel ", t.n, " wide for an N-major B");
+  return run_tf32_narrow_as<Col, 128>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -550,17 +567,11 @@ Aligned base(const char* tier, const GemmProblem& p) {
 
 View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 
-// tf32 on p's output in place: on the narrow kernel (narrow: B K-major or N-major as it is);
-// through TMA where its rows allow, else a float at a time; or, on a B left N-major
-// (transposed_b), the kernel that transposes it in registers.
-void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, bool narrow = false) {
-  if (narrow) {
-    const bool b_kmajor = g.b.rs == 1;
-    return run_with_output(g, c_view(p), p,
-                           b_kmajor ? run_tf32_narrow_as<cutlass::layout::RowMajor>
-                                    : run_tf32_narrow_as<cutlass::layout::ColumnMajor>,
-                           false);
-  }
+// tf32 on p's output in place: on the narrow kernel of tile narrow (B K-major or N-major as
+// it is), where given; through TMA where its rows allow, else a float at a time; or, on a B
+// left N-major (transposed_b), the kernel that transposes it in registers.
+void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, const TensorCoreTile* narrow) {
+  if (narrow) return run_with_output(g, c_view(p), p, tf32_narrow_kernel(*narrow, g.b.rs == 1), false);
   if (transposed_b) return run_with_output(g, c_view(p), p, run_gemm<Tf32TransposedB>, false);
   if (tma_writable_out(p)) return run_with_output(g, c_view(p), p, run_tf32<Output::kTma>, true);
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
@@ -590,20 +601,20 @@ void launch_tf32_sm90a(const GemmProblem& p) {
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  // An N-major B is read as it is where tf32_b_route (auto/plan.h) finds that cheaper than
-  // packing it; a batch sharing B runs as batch * M rows against one B (folded, or entry by
-  // entry).
+  // B is read as it is where tf32_b_route (auto/plan.h) finds a kernel that takes it so, else
+  // packed K-major; a batch sharing B runs as batch * M rows against one B (folded, or entry
+  // by entry).
   const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
   const bool b_kmajor = b.rs == 1;
-  const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, true,
+  const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable,
                                         multiprocessors(c10::cuda::current_device()));
-  // The narrow kernel takes one product whose B it reads as it is: a batch sharing B runs as
-  // one (folded by run_with_output, where its outputs follow one another) or entry by entry,
-  // the route asked of its rows together.
-  const bool narrow =
-      b_readable && route.narrow && (p.batch == 1 || (b_shared && p.out_bs == p.M * p.out_rs));
-  const bool transposed_b = b_readable && !b_kmajor && b.cs == 1 && route.transposes_b;
-  const bool b_in_place = b_readable && (b_kmajor || transposed_b || narrow);
+  // The narrow kernel takes one product: a batch sharing B runs as one (folded by
+  // run_with_output, where its outputs follow one another) or entry by entry, the route asked
+  // of its rows together.
+  const TensorCoreTile* narrow =
+      p.batch == 1 || (b_shared && p.out_bs == p.M * p.out_rs) ? route.narrow : nullptr;
+  const bool transposed_b = route.transposes_b && b.cs == 1;
+  const bool b_in_place = route.b_as_it_is && (b_kmajor || transposed_b || narrow);
   if (!b_in_place) {
     // B^T (N x K4) row-major: B K-major.
     b_copy = scratch(b_batch * p.N * K4);
