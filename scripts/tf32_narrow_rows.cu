@@ -71,22 +71,15 @@ float *a, *b, *d, *ref;
 cublasHandle_t hd;
 void* ws = nullptr; size_t ws_size = 0;
 
+// Times one configuration on args (its output d, M x N, checked against cuBLAS's ref).
 template <class Cfg>
-void time_cfg(const char* name, int M, int N, int K, float tcub) {
+void time_args(const char* name, const typename Cfg::Gemm::Arguments& args, int M, int N, float tcub) {
   using Gemm = typename Cfg::Gemm;
-  using K_ = typename Cfg::Kernel;
-  cutlass::KernelHardwareInfo hw; hw.device_id = 0;
-  CHECK(cudaDeviceGetAttribute(&hw.sm_count, cudaDevAttrMultiProcessorCount, 0));
-  // kernel problem: M' = N, N' = M. A'(n, k): NT W row-major N x K: n*K + k; NN W K x N row-major: k*N + n.
-  const int64_t a0 = Cfg::kNN ? 1 : K, a1 = Cfg::kNN ? N : 1;
-  // B'(k, m) = x(m, k) at m*K + k: StrideB is (n', k) order: (K, 1).
-  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {N, M, K, 1},
-      {a, stride3<typename K_::StrideA>(a0, a1, int64_t(N) * K), b, stride3<typename K_::StrideB>(K, 1, int64_t(M) * K)},
-      {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(1, N, int64_t(M) * N), d,
-       stride3<typename K_::StrideD>(1, N, int64_t(M) * N)}, hw};
   Gemm gemm;
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) { printf("%s cannot\n", name); return; }
-  size_t need = Gemm::get_workspace_size(args);
+  // Twice CUTLASS's stream-K workspace: the kernel that CUTLASS swaps (NN's transposing one)
+  // sizes it for the problem as given, not the grid it runs.
+  size_t need = Gemm::get_workspace_size(args) * 2 + 1024;
   if (need > ws_size) { if (ws) cudaFree(ws); CHECK(cudaMalloc(&ws, need)); ws_size = need; }
   auto run = [&] { gemm.initialize(args, ws); gemm.run(); };
   CHECK(cudaMemset(d, 0, size_t(M) * N * 4));
@@ -97,31 +90,37 @@ void time_cfg(const char* name, int M, int N, int K, float tcub) {
   fflush(stdout);
 }
 
-
-template <class Cfg>
-void time_regular(const char* name, int M, int N, int K, float tcub) {
-  using Gemm = typename Cfg::Gemm;
-  using K_ = typename Cfg::Kernel;
+cutlass::KernelHardwareInfo hardware() {
   cutlass::KernelHardwareInfo hw; hw.device_id = 0;
   CHECK(cudaDeviceGetAttribute(&hw.sm_count, cudaDevAttrMultiProcessorCount, 0));
-  // A = x: b buffer (M x K row-major). B (K x N): NT W row-major N x K (col-major B, ld K); NN W K x N row-major.
+  return hw;
+}
+
+// The narrow kernel: problem M' = N, N' = M. A'(n, k): NT W row-major N x K at n*K + k; NN W
+// K x N row-major at k*N + n. B'(k, m) = x(m, k) at m*K + k: StrideB in (n', k) order, (K, 1).
+template <class Cfg>
+void time_cfg(const char* name, int M, int N, int K, float tcub) {
+  using K_ = typename Cfg::Kernel;
+  const int64_t a0 = Cfg::kNN ? 1 : K, a1 = Cfg::kNN ? N : 1;
+  typename Cfg::Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {N, M, K, 1},
+      {a, stride3<typename K_::StrideA>(a0, a1, int64_t(N) * K), b, stride3<typename K_::StrideB>(K, 1, int64_t(M) * K)},
+      {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(1, N, int64_t(M) * N), d,
+       stride3<typename K_::StrideD>(1, N, int64_t(M) * N)}, hardware()};
+  time_args<Cfg>(name, args, M, N, tcub);
+}
+
+// tf32's own kernels: A = x (the b buffer, M x K row-major); B (K x N): NT W row-major N x K
+// (column-major B, ld K), NN W K x N row-major; the output C^T column-major where swapped.
+template <class Cfg>
+void time_regular(const char* name, int M, int N, int K, float tcub) {
+  using K_ = typename Cfg::Kernel;
   const int64_t b_rs = Cfg::kNN ? N : 1, b_cs = Cfg::kNN ? 1 : K;
   const int64_t out_s0 = Cfg::kSwapped ? 1 : N, out_s1 = Cfg::kSwapped ? N : 1;
-  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},
+  typename Cfg::Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},
       {b, stride3<typename K_::StrideA>(K, 1, int64_t(M) * K), a, stride3<typename K_::StrideB>(b_cs, b_rs, int64_t(N) * K)},
       {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(out_s0, out_s1, int64_t(M) * N), d,
-       stride3<typename K_::StrideD>(out_s0, out_s1, int64_t(M) * N)}, hw};
-  Gemm gemm;
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) { printf("%s cannot\n", name); return; }
-  size_t need = Gemm::get_workspace_size(args) * 2 + 1024;
-  if (need > ws_size) { if (ws) cudaFree(ws); CHECK(cudaMalloc(&ws, need)); ws_size = need; }
-  auto run = [&] { gemm.initialize(args, ws); gemm.run(); };
-  CHECK(cudaMemset(d, 0, size_t(M) * N * 4));
-  run(); CHECK(cudaDeviceSynchronize());
-  double err = relative_error(d, ref, size_t(M) * N);
-  float t = median_ms(run, 30) * 1000;
-  printf("  %-28s %8.1f us  vs cublas-tf32 %.3f  err %.1e\n", name, t, tcub / t, err);
-  fflush(stdout);
+       stride3<typename K_::StrideD>(out_s0, out_s1, int64_t(M) * N)}, hardware()};
+  time_args<Cfg>(name, args, M, N, tcub);
 }
 
 template <class LayoutA>
