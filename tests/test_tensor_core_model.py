@@ -199,6 +199,43 @@ def test_the_work_is_what_the_kernels_move():
         _C.tensor_core_work(1, 1, 1, 1, "bf16", True, True, True, True, 132)
 
 
+def test_tf32_route_is_what_its_model_prices():
+    """Over random problems: tf32's route (tf32_route, as the launch runs it) is the one its
+    model prices (tensor_core_work: the same k steps; B's pack exactly where B is not read in
+    place); B is read in place wherever it can be and a kernel takes it so; the narrow kernel
+    runs one product, and up to 128 rows of one product always; an N-major B in place runs the
+    narrow kernel's 64- or 128-wide tile up to 128 rows, the transposing kernel past them (or
+    in a batch)."""
+    rng = random.Random(7)
+    kernels = set()
+    for _ in range(3000):
+        m, n = (int(2 ** rng.uniform(0, 13)) for _ in range(2))
+        k = int(2 ** rng.uniform(0, 14)) * rng.choice((1, 4))
+        batch = rng.choice((1, 1, 1, 2, 7))
+        b_kmajor, b_vec = rng.random() < 0.5, rng.random() < 0.8
+        sms = rng.choice((78, 114, 132))
+        kernel, tile_m, tile_n, b_in_place, k_steps = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms)
+        kernels.add(kernel)
+        readable = b_vec and k % 4 == 0 and (b_kmajor or n % 4 == 0)
+        k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms)
+        assert k_steps_w == pytest.approx(k_steps)
+        a_pack = 0 if k % 4 == 0 else 8 * m * k * batch
+        b_pack = 0 if b_in_place else 8 * k * n * batch
+        assert by == pytest.approx(a_pack + b_pack + 4 * m * n * batch)
+        assert b_in_place <= readable and (b_in_place or not (readable and b_kmajor))
+        if kernel == "narrow":
+            assert batch == 1 and tile_m == 128 and tile_n in (32, 64, 128)
+            if b_in_place and not b_kmajor:
+                assert m <= 128 and tile_n == (64 if m <= 64 else 128)
+        elif batch == 1 and m <= 128:
+            assert False, (m, n, k, b_kmajor, b_vec, kernel)
+        if kernel == "transposing":
+            assert b_in_place and not b_kmajor and (m > 128 or batch > 1)
+    assert kernels == {"narrow", "transposing", "own"}
+    with pytest.raises(ValueError, match="tf32_route"):
+        _C.tf32_route(0, 1, 1, 1, True, True, 132)
+
+
 def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     """x @ W, W row-major (NN): tf32 reads B as it is, on the kernel that computes C^T (its tiles
     128 rows of C's columns by 256 of C's rows, clusters along C's columns), its k steps at
