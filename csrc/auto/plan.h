@@ -484,8 +484,8 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
 // For a K-major B the tile of fewest k steps runs; for an N-major one, up to
 // kTf32NarrowMaxRows, 128 x 64 up to 64 rows and 128 x 128 past them, where transposing a
 // 128 x 32 slice of B^T into registers for fewer columns of A^T costs more than the narrower
-// tile saves (scripts/tf32_narrow.cu). One product (batch 1: auto folds a batch sharing B into
-// its rows first).
+// tile saves (scripts/tf32_narrow_rows.cu). One product (batch 1: auto folds a batch sharing B
+// into its rows first).
 inline constexpr int64_t kTf32NarrowMaxRows = kTensorCoreTileM;
 inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 32, 160.0 / 384.0}, {128, 64, 0.5}, {128, 128, 0.64}};
 struct Tf32Narrow {
