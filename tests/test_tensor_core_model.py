@@ -214,7 +214,8 @@ def test_tf32_route_is_what_its_model_prices():
         batch = rng.choice((1, 1, 1, 2, 7))
         b_kmajor, b_vec = rng.random() < 0.5, rng.random() < 0.8
         sms = rng.choice((78, 114, 132))
-        kernel, tile_m, tile_n, b_in_place, k_steps = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms)
+        kernel, tile_m, tile_n, b_in_place, k_steps, own_n = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms)
+        assert own_n in (128, 256) and (kernel != "own" or (tile_m, tile_n) == (128, own_n))
         kernels.add(kernel)
         readable = b_vec and k % 4 == 0 and (b_kmajor or n % 4 == 0)
         k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms)
