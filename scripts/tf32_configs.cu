@@ -10,46 +10,12 @@
 #include <cublas_v2.h>
 #include <cstring>
 
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
-#include <cutlass/gemm/device/gemm_universal_adapter.h>
-#include <cutlass/gemm/kernel/gemm_universal.hpp>
-
+#include "cutlass_config.cuh"
 #include "harness.cuh"
 
-using namespace cute;
-using Row = cutlass::layout::RowMajor;
-using Col = cutlass::layout::ColumnMajor;
-using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
 using Ping = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
-using NoSmem = cutlass::epilogue::NoSmemWarpSpecialized;
-using TmaCoop = cutlass::epilogue::TmaWarpSpecializedCooperative;
 using TmaPing = cutlass::epilogue::TmaWarpSpecialized;
-using SK = cutlass::gemm::StreamKScheduler;
 using DP = cutlass::gemm::PersistentScheduler;
-
-// An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
-// the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
-// LayoutA Col: A M-major (the weight gradient's grad^T), which CUTLASS copies into registers
-// transposed (and with an N-major B too, transposes B in shared memory first).
-template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB,
-          class LayoutOut = Row, class Element = float, class LayoutA = Row>
-struct Config {
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, float, LayoutOut, kAlign, float, LayoutOut, kAlign, Epi>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, 4, Element, LayoutB, 4, float, Tile, Cluster,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      Sched>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileSched>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-  static constexpr bool kNN = std::is_same_v<LayoutB, Row>;
-  static constexpr bool kSwapped = std::is_same_v<LayoutOut, Col>;
-  static constexpr bool kTN = std::is_same_v<LayoutA, Col>;
-};
 
 #ifndef CFG
 #define CFG 0
@@ -97,18 +63,6 @@ using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, TmaCoop, SK,
 using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 4, Row, Row, float, Col>; const char* kName = "TN 128x256 2x1 coop nosmem sk";
 #endif
 // clang-format on
-
-template <class S>
-S stride3(int64_t s0, int64_t s1, int64_t s2) {
-  S s{};
-  auto set = [](auto&& slot, int64_t v) {
-    if constexpr (std::is_integral_v<std::remove_reference_t<decltype(slot)>>) slot = v;
-  };
-  set(get<0>(s), s0);
-  set(get<1>(s), s1);
-  set(get<2>(s), s2);
-  return s;
-}
 
 int main() {
   const int shapes[][3] = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {2048, 4096, 4096},

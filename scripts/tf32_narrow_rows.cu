@@ -11,61 +11,21 @@
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
 #include <cublas_v2.h>
 #include <cstring>
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
-#include <cutlass/gemm/device/gemm_universal_adapter.h>
-#include <cutlass/gemm/kernel/gemm_universal.hpp>
+#include "cutlass_config.cuh"
 #include "harness.cuh"
-using namespace cute;
-using Row = cutlass::layout::RowMajor;
-using Col = cutlass::layout::ColumnMajor;
-using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
-using NoSmem = cutlass::epilogue::NoSmemWarpSpecialized;
-using SK = cutlass::gemm::StreamKScheduler;
 
-template <class Tile, class Cluster, class Sched, class LayoutA>
-struct Config {
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, float, Col, 1, float, Col, 1, NoSmem>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, LayoutA, 4, float, Col, 4, float, Tile, Cluster,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      Sched>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, SK>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-  static constexpr bool kNN = std::is_same_v<LayoutA, Col>;
-};
-
-
-using TmaCoop = cutlass::epilogue::TmaWarpSpecializedCooperative;
-// tf32's own kernels: NT unswapped (A row-major, B col-major, D row-major); NN the builder-swapped one.
-template <class Tile, class Cluster, class Epi, class LayoutB, class LayoutOut, int kAlignOut>
-struct Regular {
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, float, LayoutOut, kAlignOut, float, LayoutOut, kAlignOut, Epi>::CollectiveOp;
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, Row, 4, float, LayoutB, 4, float, Tile, Cluster,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      Coop>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, SK>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-  static constexpr bool kNN = std::is_same_v<LayoutB, Row>;
-  static constexpr bool kSwapped = std::is_same_v<LayoutOut, Col>;
-};
-
-template <class S>
-S stride3(int64_t s0, int64_t s1, int64_t s2) {
-  S s{};
-  auto set = [](auto&& slot, int64_t v) {
-    if constexpr (std::is_integral_v<std::remove_reference_t<decltype(slot)>>) slot = v;
-  };
-  set(get<0>(s), s0); set(get<1>(s), s1); set(get<2>(s), s2);
-  return s;
-}
+// The narrow kernel: C^T on tile Tile of one block (no cluster), A' = B^T K-major (LayoutA
+// Row: x @ W^T) or M-major (Col: x @ W), B' = x^T K-major, the output C^T column-major from
+// the accumulators.
+template <class Tile, class LayoutA>
+using Narrow = Config<Tile, Shape<_1, _1, _1>, Coop, NoSmem, SK, 1, Col, Col, float, LayoutA>;
+// tf32's own kernels on clusters of two: NT unswapped (TMA epilogue, row-major output); NN
+// the one CUTLASS swaps (B^T transposed into registers, column-major output).
+using C2 = Shape<_2, _1, _1>;
+template <class Tile>
+using OwnNT = Config<Tile, C2, Coop, TmaCoop, SK, 4, Col>;
+template <class Tile>
+using OwnNN = Config<Tile, C2, Coop, NoSmem, SK, 1, Row, Col>;
 
 float *a, *b, *d, *ref;
 cublasHandle_t hd;
@@ -101,7 +61,7 @@ cutlass::KernelHardwareInfo hardware() {
 template <class Cfg>
 void time_cfg(const char* name, int M, int N, int K, float tcub) {
   using K_ = typename Cfg::Kernel;
-  const int64_t a0 = Cfg::kNN ? 1 : K, a1 = Cfg::kNN ? N : 1;
+  const int64_t a0 = Cfg::kTN ? 1 : K, a1 = Cfg::kTN ? N : 1;  // kTN: A' M-major (NN's W^T)
   typename Cfg::Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {N, M, K, 1},
       {a, stride3<typename K_::StrideA>(a0, a1, int64_t(N) * K), b, stride3<typename K_::StrideB>(K, 1, int64_t(M) * K)},
       {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(1, N, int64_t(M) * N), d,
@@ -125,17 +85,15 @@ void time_regular(const char* name, int M, int N, int K, float tcub) {
 
 template <class LayoutA>
 void all(int M, int N, int K, float tcub) {
-  using C1 = Shape<_1, _1, _1>;
-  using C2 = Shape<_2, _1, _1>;
-  time_cfg<Config<Shape<_128, _32, _32>, C1, Coop, LayoutA>>("narrow 128x32", M, N, K, tcub);
-  time_cfg<Config<Shape<_128, _64, _32>, C1, Coop, LayoutA>>("narrow 128x64", M, N, K, tcub);
-  time_cfg<Config<Shape<_128, _128, _32>, C1, Coop, LayoutA>>("narrow 128x128", M, N, K, tcub);
-  time_cfg<Config<Shape<_128, _256, _32>, C1, Coop, LayoutA>>("narrow 128x256", M, N, K, tcub);
+  time_cfg<Narrow<Shape<_128, _32, _32>, LayoutA>>("narrow 128x32", M, N, K, tcub);
+  time_cfg<Narrow<Shape<_128, _64, _32>, LayoutA>>("narrow 128x64", M, N, K, tcub);
+  time_cfg<Narrow<Shape<_128, _128, _32>, LayoutA>>("narrow 128x128", M, N, K, tcub);
+  time_cfg<Narrow<Shape<_128, _256, _32>, LayoutA>>("narrow 128x256", M, N, K, tcub);
   if constexpr (std::is_same_v<LayoutA, Row>) {
-    time_regular<Regular<Shape<_128, _256, _32>, C2, TmaCoop, Col, Row, 4>>("tf32 128x256 2x1 tma", M, N, K, tcub);
-    time_regular<Regular<Shape<_128, _128, _32>, C2, TmaCoop, Col, Row, 4>>("tf32 128x128 2x1 tma", M, N, K, tcub);
+    time_regular<OwnNT<Shape<_128, _256, _32>>>("tf32 128x256 2x1 tma", M, N, K, tcub);
+    time_regular<OwnNT<Shape<_128, _128, _32>>>("tf32 128x128 2x1 tma", M, N, K, tcub);
   } else {
-    time_regular<Regular<Shape<_128, _256, _32>, C2, NoSmem, Row, Col, 1>>("tf32 transposed-b 128x256", M, N, K, tcub);
+    time_regular<OwnNN<Shape<_128, _256, _32>>>("tf32 transposed-b 128x256", M, N, K, tcub);
   }
 }
 
