@@ -178,22 +178,20 @@ static_assert(std::is_same_v<Tf32TransposedB::TileShape, cute::Shape<_128, _256,
               "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
 
 // tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
-// auto/plan.h): the kernel computes
-// C^T = B^T A^T on Tile (128 rows of C^T, the columns of C, by the narrow width), B^T the
-// MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major (ColumnMajor: x @ W, transposed into
-// registers), A^T its B, K-major; C^T's column-major output is C's rows, written from the
-// accumulators at any alignment. One block a tile (no cluster: the narrow side is one tile),
+// auto/plan.h): the kernel computes C^T = B^T A^T on Tile (128 rows of C^T, the columns of C,
+// by the narrow width), B^T the MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major
+// (ColumnMajor: x @ W, transposed into registers), A^T its B, K-major; C^T's column-major
+// output is C's rows, written from the accumulators at any alignment. One block a tile (no cluster: the narrow side is one tile),
 // stream-K. Given as it is (the swap is run_tf32_narrow_as's), CUTLASS swaps nothing, so its
 // stream-K workspace is sized for the grid it runs.
 template <class Tile, class LayoutA>
 using Tf32NarrowConfig =
     Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
                Output::kAnyAlignment, cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor, LayoutA>;
-using cute::_64;
 static_assert(std::size(kTf32NarrowTiles) == 3 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 32 &&
                   kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 64 && kTf32NarrowTiles[2].m == 128 &&
                   kTf32NarrowTiles[2].n == 128,
-              "run_tf32_narrow runs the tiles that auto/plan.h's tf32_narrow picks from");
+              "tf32_narrow_kernel runs the tiles that auto/plan.h's tf32_narrow picks from");
 
 // A matrix (or a batch of them) in memory: element (z, i, j) at ptr[z*bs + i*rs + j*cs].
 struct View {
