@@ -13,9 +13,10 @@ import random
 import pytest
 import torch
 
-from gemmtiles._ops import _C
+import gemmtiles
 from gemmtiles import exact_fit
-from gemmtiles.testing import check_tier, kernels_run, needs_cuda, operand
+from gemmtiles._ops import _C
+from gemmtiles.testing import assert_gemm_close, check_tier, kernels_run, needs_cuda, operand
 
 H100_SMS = 132
 LAYOUTS = ("NN", "NT", "TN", "TT")
@@ -327,6 +328,44 @@ def test_cutlass_batched_is_right(layout):
         for copied in _copies(x, y):
             with forced(copied, 64, 64, 1):
                 check_tier("auto", x, y)
+
+
+# Products whose tiles the plan's splits share: split-K (3, 16) and CUTLASS's stream-K (0), which
+# on these grids shares some tiles' k iterations out and adds them in a separate reduction.
+SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 128, 16),
+                (2000, 300, 4000, "TN", 64, 64, 0), (64, 64, 9000, "NT", 32, 32, 0),
+                (1000, 1000, 3000, "TT", 128, 128, 0), (33, 1500, 700, "NN", 128, 32, 5)]
+
+
+@needs_cuda
+@needs_cutlass
+def test_cutlass_launches_leave_their_flags_zero():
+    # The launches that share tiles count their peers up on the stream's barrier flags, which
+    # nothing zeroes between launches (zeroed_cutlass_flags): each must leave them zero for
+    # the next, whatever its grid. Launches of every grid in turn, twice, on the current
+    # stream and on another, each right; then a graph captured and replayed.
+    side = torch.cuda.Stream()
+    for stream in (torch.cuda.current_stream(), side):
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                for m, n, k, layout, mt, nw, splits in SHARED_TILES:
+                    a, b = _operands(m, n, k, layout)
+                    with forced("cutlass", mt, nw, splits):
+                        check_tier("auto", a, b, alpha=0.75)
+    torch.cuda.synchronize()
+    assert _C.cutlass_flags_left_set() == 0
+    a, b = _operands(300, 129, 1001, "NN")
+    with forced("cutlass", 64, 64, 3):
+        gemmtiles.sgemm(a, b, tier="auto")
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = gemmtiles.sgemm(a, b, tier="auto")
+        for _ in range(3):
+            out.zero_()
+            graph.replay()
+            torch.cuda.synchronize()
+            assert_gemm_close(out, a, b)
+    assert _C.cutlass_flags_left_set() == 0
 
 
 GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),

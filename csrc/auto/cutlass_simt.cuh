@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>
 
 #include "plan.h"
@@ -17,6 +18,28 @@
 
 namespace gemmtiles {
 namespace cutlass_simt {
+
+// CUTLASS's GemmUniversal set up on partial tiles and barrier flags given apart:
+// GemmUniversalBase::initialize lays both out in one workspace and zeroes the flags on the
+// stream before every launch, a memset that costs a small product about as much as a
+// launch. The flags need no zeroing where they were left zero (zeroed_cutlass_flags).
+template <class Gemm>
+class GemmOnFlags : public Gemm {
+ public:
+  cutlass::Status set_up(const typename Gemm::Arguments& args) { return this->init_params(args, nullptr); }
+  // Bytes of the partial tiles, then of the flags: the workspace's two parts, in
+  // GemmUniversalStreamk::Params's own sizes.
+  size_t partial_bytes() const {
+    const auto& mapping = this->params_.block_mapping;
+    const size_t blocks = size_t(mapping.sk_regions()) * size_t(mapping.sk_blocks_per_region());
+    return (Gemm::GemmKernel::kWorkspaceBytesPerBlock * blocks + 127) / 128 * 128;
+  }
+  size_t flag_bytes() const { return this->params_.get_workspace_size() - partial_bytes(); }
+  void use_workspace(void* partials, void* flags) {
+    this->params_.partials_workspace = partials;
+    this->params_.barrier_workspace = flags;
+  }
+};
 
 // A and B K-major (row-major A; column-major B) or not; a BM x BN x 8 tile of warps of
 // WM x WN, STAGES stages of cp.async copies.
@@ -42,15 +65,27 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
                                 {static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)}, batch_split,
                                 {p.alpha, c.beta}, p.a, p.b, c.c, p.out, p.a_bs, p.b_bs, c.batch_stride, p.out_bs,
                                 a_ld(p), b_ld(p), c.ldc, p.out_rs, avail_sms);
-  // The workspace (partial tiles and the turnstile's flags, which initialize() zeroes on the
-  // stream) comes from the caching allocator, on this stream: freed when this call returns,
-  // reused only by work queued after the kernel.
-  const size_t bytes = Gemm::get_workspace_size(args);
-  c10::DataPtr ws;
-  if (bytes > 0) ws = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  Gemm gemm;
+  GemmOnFlags<Gemm> gemm;
   cutlass::Status status = gemm.can_implement(args);
-  if (status == cutlass::Status::kSuccess) status = gemm.initialize(args, ws.get(), stream);
+  if (status == cutlass::Status::kSuccess) status = gemm.set_up(args);
+  // Partial tiles come from the caching allocator, on this stream: freed when this call
+  // returns, reused only by work queued after the kernel. The barrier flags are the stream's
+  // own, already zero (zeroed_cutlass_flags); while the stream captures a graph, flags of
+  // this call's own, zeroed on the stream.
+  c10::DataPtr partials, own_flags;
+  if (status == cutlass::Status::kSuccess && !batched) {
+    if (const size_t bytes = gemm.partial_bytes()) partials = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+    void* flags = nullptr;
+    if (const size_t bytes = gemm.flag_bytes()) {
+      flags = zeroed_cutlass_flags(bytes, stream);
+      if (flags == nullptr) {
+        own_flags = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+        C10_CUDA_CHECK(cudaMemsetAsync(own_flags.get(), 0, bytes, stream));
+        flags = own_flags.get();
+      }
+    }
+    gemm.use_workspace(partials.get(), flags);
+  }
   if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
   TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: auto's CUTLASS SIMT kernel (", BM, " x ", BN,
               " tile) did not launch: ", cutlass::cutlassGetStatusString(status));

@@ -13,6 +13,9 @@
 // run gives the same bits. Single-float copies: any leading dimension and any offset.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include <cuda_runtime.h>
 
 #include "../core/gemm_problem.h"
@@ -51,6 +54,17 @@ void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t sp
 void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
 void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
 void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+// Barrier flags for the launches above that share tiles (split-K, stream-K): `bytes` of them,
+// all zero, the current device's and `stream`'s own, zeroed on the stream when made. Every
+// launch leaves its flags zero again: the block that finishes a shared tile resets the flag
+// its peers counted up as it takes their partial tiles (CUTLASS's Barrier::wait_eq_reset), so
+// the next launch on the stream needs no memset. nullptr while the stream captures a graph,
+// whose replays may run beside the stream's later launches: the caller zeroes flags of its
+// own then.
+void* zeroed_cutlass_flags(size_t bytes, cudaStream_t stream);
+// The bytes of every stream's flags that are not zero, once the devices finish their work: 0 unless
+// a launch failed to reset them. For the tests.
+int64_t cutlass_flags_left_set();
 inline void launch_cutlass_simt(const GemmProblem& p, int tile_rows, int tile_cols, int64_t splits,
                                 cudaStream_t stream) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);

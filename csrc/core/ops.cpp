@@ -23,6 +23,12 @@
 #include "precision.h"
 #include "register.h"
 
+#if GEMMTILES_CUTLASS
+namespace gemmtiles {
+int64_t cutlass_flags_left_set();  // auto/cutlass_simt.h, whose CUDA headers a CPU build lacks
+}
+#endif
+
 namespace gemmtiles {
 
 void register_autograd(torch::Library& m, const char* name);  // core/autograd.cpp
@@ -641,6 +647,19 @@ PyObject* py_exact_model(PyObject*, PyObject*) { return double_list(gemmtiles::e
 // gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
 PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_CUTLASS); }
 
+// gemmtiles._C.cutlass_flags_left_set() -> int: the bytes of the CUTLASS launches' barrier
+// flags left nonzero once the devices finish (auto/cutlass_simt.h; 0 in builds without those
+// kernels). For the tests: every launch must leave them zero.
+PyObject* py_cutlass_flags_left_set(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+#if GEMMTILES_CUTLASS
+  return PyLong_FromLongLong(gemmtiles::cutlass_flags_left_set());
+#else
+  return PyLong_FromLongLong(0);
+#endif
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every
 // auto call runs from now on instead of its own (kernel None: auto's own again), the fields
 // those of AutoPlan. For the tuner and the tests: process-wide, not for concurrent callers. A
@@ -743,6 +762,8 @@ PyMethodDef methods[] = {
      "not taking its problem."},
     {"exact_model", py_exact_model, METH_NOARGS, "exact_model(): the cost model's parameters."},
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
+    {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
+     "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,
      "force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every auto call runs instead "
