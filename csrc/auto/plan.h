@@ -530,7 +530,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
     const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
     if (n.tile && M <= kTf32NarrowMaxRows) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
     const double own = tf32_tiling(M, N, K, batch, sms).k_steps;  // tf32's own kernel, past those rows
-    if (n.tile && n.k_steps < own) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
+    if (n.tile && n.k_steps <= own) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
     return Tf32BRoute{false, own, nullptr, as_it_is};
   };
   if (b_kmajor || !b_readable) return kmajor(b_readable);
