@@ -5,7 +5,8 @@
 // narrow N and its columns the kernel's M. NT: the MMA's A is W (N x K row-major, K-major),
 // its B x^T (K-major); NN: its A is W^T (M-major, transposed into registers), its B x^T.
 // Stream-K, output from the accumulators; tf32's own: 128 x 256 and 128 x 128 tiles in
-// clusters of two (NN: the kernel transposing B). Build:
+// clusters of two (NN: the kernel transposing B); and the narrow kernel on one warpgroup,
+// data-parallel. Build:
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG -I<cutlass>/include \
 //     scripts/tf32_narrow_rows.cu -lcublas -o tf32_narrow_rows
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
@@ -19,6 +20,12 @@
 // the accumulators.
 template <class Tile, class LayoutA>
 using Narrow = Config<Tile, Shape<_1, _1, _1>, Coop, NoSmem, SK, 1, Col, Col, float, LayoutA>;
+// The same on one consumer warpgroup (CUTLASS's KernelTmaWarpSpecialized, tiles of 64 rows of
+// C^T), one block a tile, data-parallel (no stream-K): cuBLAS TF32's arrangement for NN at
+// 128 rows (sm90_xmma_gemm_..._nn_n_tilesize64x128x32_warpgroupsize1x1x1).
+template <class Tile, class LayoutA>
+using NarrowOneGroup = Config<Tile, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecialized, NoSmem, void, 1, Col,
+                              Col, float, LayoutA>;
 // tf32's own kernels on clusters of two: NT unswapped (TMA epilogue, row-major output); NN
 // the one CUTLASS swaps (B^T transposed into registers, column-major output).
 using C2 = Shape<_2, _1, _1>;
@@ -89,6 +96,8 @@ void all(int M, int N, int K, float tcub) {
   time_cfg<Narrow<Shape<_128, _64, _32>, LayoutA>>("narrow 128x64", M, N, K, tcub);
   time_cfg<Narrow<Shape<_128, _128, _32>, LayoutA>>("narrow 128x128", M, N, K, tcub);
   time_cfg<Narrow<Shape<_128, _256, _32>, LayoutA>>("narrow 128x256", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _64, _32>, LayoutA>>("narrow one-group 64x64", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _128, _32>, LayoutA>>("narrow one-group 64x128", M, N, K, tcub);
   if constexpr (std::is_same_v<LayoutA, Row>) {
     time_regular<OwnNT<Shape<_128, _256, _32>>>("tf32 128x256 2x1 tma", M, N, K, tcub);
     time_regular<OwnNT<Shape<_128, _128, _32>>>("tf32 128x128 2x1 tma", M, N, K, tcub);
