@@ -512,8 +512,9 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 // How tf32 runs B and the k steps of its busiest SM. B is read as it is where it can be (b_vec:
 // 16-byte aligned lines; K, and N for an N-major B, multiples of 4: TMA's and CUTLASS's
 // alignment) and a kernel takes it so; else packed K-major first. A K-major B runs on the
-// narrow kernel above up to kTf32NarrowMaxRows, and past them where its k steps are fewer than
-// those of tf32_tiling's tiles (tf32's own kernel). An N-major B runs as it is on the narrow
+// narrow kernel above up to kTf32NarrowMaxRows, and past them where its k steps are no more
+// than those of tf32_tiling's tiles (tf32's own kernel; on a tie of their 128 x 128 tiles the
+// narrow kernel ran faster on most products measured, docs/tensor-cores.md). An N-major B runs as it is on the narrow
 // kernel up to kTf32NarrowMaxRows; past them on the kernel that transposes it, where that
 // costs less than the pack and the K-major route. launch_tf32_sm90a and tensor_core_work both
 // ask this.
