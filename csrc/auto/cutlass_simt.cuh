@@ -21,8 +21,9 @@ namespace cutlass_simt {
 
 // CUTLASS's GemmUniversal set up on partial tiles and barrier flags given apart:
 // GemmUniversalBase::initialize lays both out in one workspace and zeroes the flags on the
-// stream before every launch, a memset that costs a small product about as much as a
-// launch. The flags need no zeroing where they were left zero (zeroed_cutlass_flags).
+// stream before every launch that shares tiles: a memset of its own (about a microsecond of
+// the GPU's time, most of it hidden behind the launch after it, docs/auto.md). The flags
+// need no zeroing where they were left zero (zeroed_cutlass_flags).
 template <class Gemm>
 class GemmOnFlags : public Gemm {
  public:
