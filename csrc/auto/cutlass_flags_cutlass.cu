@@ -19,6 +19,10 @@ namespace {
 struct StreamFlags {
   c10::DataPtr data;
   size_t bytes = 0;
+  // Buffers a larger one replaced, kept (zero, as launches leave them) for the life of the
+  // process: another host thread on the same stream may have taken one and not yet queued
+  // its launch. Each is at most half the next, so they add at most the current size.
+  std::vector<c10::DataPtr> retired;
 };
 using FlagsKey = std::pair<int, cudaStream_t>;
 
@@ -42,9 +46,8 @@ void* zeroed_cutlass_flags(size_t bytes, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(flags_mutex());
   StreamFlags& f = all_flags()[{device, stream}];
   if (f.bytes < bytes) {
-    // A larger buffer replaces the old one, which the allocator hands out again only to work
-    // queued on this stream after the launches that used it.
     const size_t grown = std::max<size_t>({bytes, 2 * f.bytes, 4096});
+    if (f.data) f.retired.push_back(std::move(f.data));
     f.data = c10::cuda::CUDACachingAllocator::get()->allocate(grown);
     C10_CUDA_CHECK(cudaMemsetAsync(f.data.get(), 0, grown, stream));
     f.bytes = grown;
