@@ -330,8 +330,9 @@ def test_cutlass_batched_is_right(layout):
                 check_tier("auto", x, y)
 
 
-# Products whose tiles the plan's splits share: split-K (3, 16) and CUTLASS's stream-K (0), which
-# on these grids shares some tiles' k iterations out and adds them in a separate reduction.
+# Products whose tiles the plan's splits share: split-K (3, 5, 16), whose every tile counts its
+# slices on a flag, and CUTLASS's stream-K (0), which shares out the k iterations of the tiles
+# past its whole waves where its own heuristic finds that pays.
 SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 128, 16),
                 (2000, 300, 4000, "TN", 64, 64, 0), (64, 64, 9000, "NT", 32, 32, 0),
                 (1000, 1000, 3000, "TT", 128, 128, 0), (33, 1500, 700, "NN", 128, 32, 5)]
