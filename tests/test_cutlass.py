@@ -67,7 +67,8 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         assert a_k or plan.kernel not in ("cutlass_a_copied", "cutlass_ab_copied"), where
         assert b_k or plan.kernel not in ("cutlass_b_copied", "cutlass_ab_copied"), where
         assert (plan.mt, plan.nw) in TILES, where
-        assert plan.splits >= 1 and (plan.splits == 1 or (batch == 1 and (k + 7) // 8 // plan.splits >= 4)), where
+        # K split: one product, or a batch of up to 32, one launch each; slices of 4+ iterations.
+        assert plan.splits >= 1 and (plan.splits == 1 or (batch <= 32 and (k + 7) // 8 // plan.splits >= 4)), where
 
 
 def test_candidates_cover_each_tile_and_split():
@@ -77,10 +78,15 @@ def test_candidates_cover_each_tile_and_split():
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
     assert {c.splits for c in cands} == {1, 2, 3, 4, 6, 8, 12, 16}
-    # A batch of products runs data-parallel, its K-major operands copied or not.
-    batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)]
-    assert {c.splits for c in batched} == {1}
+    # A batch of products runs data-parallel, its K-major operands copied or not; up to 32
+    # products also one launch each, K split.
+    batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)
+               if c.kernel in CUTLASS_KERNELS]
+    assert {c.splits for c in batched} == {1, 2, 3, 4, 6, 8, 12, 16}
     assert {c.kernel for c in batched} == set(CUTLASS_KERNELS)
+    many = [c for c, _ in _C.exact_candidates(64, 64, 4096, 33, True, True, True, H100_SMS)
+            if c.kernel in CUTLASS_KERNELS]
+    assert {c.splits for c in many} == {1}
     # Only a K-major operand is copied: none of TN's, A of NN's, B of TT's.
     for a_k, b_k, copies in [(False, False, {"cutlass"}), (True, False, {"cutlass", "cutlass_a_copied"}),
                              (False, True, {"cutlass", "cutlass_b_copied"})]:
@@ -336,6 +342,34 @@ def test_cutlass_batched_is_right(layout):
 SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 128, 16),
                 (2000, 300, 4000, "TN", 64, 64, 0), (64, 64, 9000, "NT", 32, 32, 0),
                 (1000, 1000, 3000, "TT", 128, 128, 0), (33, 1500, 700, "NN", 128, 32, 5)]
+
+
+def test_a_batch_launched_product_by_product_is_priced_as_its_products():
+    # K split on a batch: its products one launch each, so batch times one product's features
+    # (launches included); data-parallel, one launch whatever the batch.
+    one = _C.exact_features("cutlass", 64, 64, 1, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
+    five = _C.exact_features("cutlass", 64, 64, 1, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    assert five == pytest.approx([5 * x for x in one])
+    assert _C.exact_features("cutlass", 64, 64, 1, 1, 4096, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
+    # Few deep tiles per product: the model splits K, product by product.
+    plan = _C.auto_plan(25, 249, 9779, 7, True, True, H100_SMS, True, None, True, True)
+    assert plan.splits > 1, tuple(plan)
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_batch_with_k_split_is_right(layout):
+    # One launch per product, K split, on the operands as they lie and after the copies; odd
+    # sizes, misaligned rows, a bias row and a C per product through the epilogue.
+    for m, n, k, batch in [(17, 33, 1001, 3), (5, 130, 300, 2), (64, 65, 4097, 4)]:
+        for pad in (0, 3):
+            a, b = _operands(m, n, k, layout, pad, batch=batch)
+            for kernel in ("cutlass",) + tuple(_copies(a, b)):
+                with forced(kernel, 64, 64, 3):
+                    check_tier("auto", a, b, alpha=-1.5)
+                    check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
+                    check_tier("auto", a, b, torch.randn(batch, m, n, device="cuda"), alpha=1.0, beta=-1.0)
 
 
 @needs_cuda

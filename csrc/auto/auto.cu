@@ -154,12 +154,13 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
     case AutoKernel::kCutlass:
     case AutoKernel::kCutlassStreamK:
       return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
-             (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k));
+             (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k)) &&
+             (plan.splits <= 1 || p.batch <= kEntryLaunchMaxBatch);
     case AutoKernel::kCutlassBCopied:
     case AutoKernel::kCutlassACopied:
     case AutoKernel::kCutlassABCopied:
       return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
-             (plan.splits == 1 || p.batch == 1) &&
+             (plan.splits == 1 || p.batch <= kEntryLaunchMaxBatch) &&
              (!copies_a(plan.kernel) || (a_k && copy_fits(p.M, p.K, p.batch))) &&
              (!copies_b(plan.kernel) || (b_k && copy_fits(p.N, p.K, p.batch)));
     case AutoKernel::kTf32:
@@ -291,6 +292,30 @@ bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
   return true;
 }
 
+#if GEMMTILES_CUTLASS
+// A CUTLASS plan's launch: a batch with K split (cutlass_entry_launches in auto/plan.h) as one
+// launch per product, one after another on the stream (they share its barrier flags, which
+// each launch leaves zero); otherwise one launch.
+void launch_cutlass_plan(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  if (!cutlass_entry_launches(p.batch, plan.splits)) {
+    launch_cutlass_simt(p, plan.mt, plan.nw, plan.splits, stream);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  for (int64_t z = 0; z < p.batch; ++z) {
+    GemmProblem q = p;
+    q.batch = 1;
+    q.a += z * p.a_bs;
+    q.b += z * p.b_bs;
+    if (q.c) q.c += z * p.c_bs;
+    q.out += z * p.out_bs;
+    q.a_bs = q.b_bs = q.c_bs = q.out_bs = 0;
+    launch_cutlass_simt(q, plan.mt, plan.nw, plan.splits, stream);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+#endif
+
 void launch_auto(const GemmProblem& p) {
   // A batch against one shared B (a 3-D activation times a weight) is one product of
   // batch * M rows when A, C and the output run batch after batch: one plan, one B stream.
@@ -342,15 +367,13 @@ void launch_auto(const GemmProblem& p) {
       q.b_bs = n == 1 ? 0 : p.K * ld;
     }
 #if GEMMTILES_CUTLASS
-    launch_cutlass_simt(q, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    launch_cutlass_plan(q, plan, c10::cuda::getCurrentCUDAStream());
 #endif
     return;
   }
   if (plan.kernel == AutoKernel::kCutlass || plan.kernel == AutoKernel::kCutlassStreamK) {
 #if GEMMTILES_CUTLASS
-    launch_cutlass_simt(p, plan.mt, plan.nw, plan.splits, c10::cuda::getCurrentCUDAStream());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    launch_cutlass_plan(p, plan, c10::cuda::getCurrentCUDAStream());
 #endif
     return;
   }

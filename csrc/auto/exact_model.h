@@ -6,7 +6,8 @@
 //
 // The candidates:
 //  - CUTLASS's SIMT kernels (auto/cutlass_simt.h) on each of their tiles, data-parallel or with
-//    K split s ways. Their time is linear in parameters over these features:
+//    K split s ways (a batch with K split: one launch per product, priced as batch times one
+//    product's features). Their time is linear in parameters over these features:
 //      a launch; a split's extra work (its workspace and fix-up), and its partial tiles' bytes;
 //      the operands' compulsory bytes;
 //      per tile: the serial k iterations a block runs (waves x iterations per block: the

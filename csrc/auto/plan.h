@@ -853,6 +853,13 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 // least kMinSliceIters k iterations of 8.
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 inline constexpr int64_t kMinSliceIters = 4;
+// A batch of up to this many products may also run them one launch after another, each with K
+// split (CUTLASS's batched launch splits nothing): what fills the GPU where the batch's tiles
+// are few and deep. The model prices each launch; past a few tens of them their host time
+// would outlast the GPU's work on most such products.
+inline constexpr int64_t kEntryLaunchMaxBatch = 32;
+// Whether a CUTLASS plan runs the batch's products one launch each (K split in each).
+inline bool cutlass_entry_launches(int64_t batch, int64_t splits) { return batch > 1 && splits > 1; }
 
 // All of the model's features of a plan, in the order of exact_model_params (exact_model.h
 // lists them), whose dot product with the parameters is the plan's estimate; none for a plan
@@ -895,7 +902,14 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   for (int i = 0; i < kCutlassTileCount; ++i) {
     const CutlassTile t = cutlass_tile_at(i);
     if (t.bm != plan.mt || t.bn != plan.nw) continue;
-    put(cutlass_features(M, N, K, batch, a_kmajor && !ca, b_kmajor && !cb, i, t.bm, t.bn, plan.splits, sms), 0);
+    // A batch with K split runs its products one launch after another (cutlass_entry_launches):
+    // batch times one product's features.
+    const bool entries = cutlass_entry_launches(batch, plan.splits);
+    put(cutlass_features(M, N, K, entries ? 1 : batch, a_kmajor && !ca, b_kmajor && !cb, i, t.bm, t.bn,
+                         plan.splits, sms),
+        0);
+    if (entries)
+      for (int j = 0; j < kCutlassFeatures; ++j) f[j] *= double(batch);
     // The copies: a launch each, and each operand copied read and written once.
     f[kCutlassFeatures + kSkinnyFeatures] = int(ca) + int(cb);
     f[kCutlassFeatures + kSkinnyFeatures + 1] = 8.0 * double(K) * (double(ca) * M + double(cb) * N) * batch / 1e6;
@@ -942,7 +956,8 @@ inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
 // its rows, the GEMV kernel up to its rows of A times a K-major B, gemmtiles' own split tiles
-// (one product), and CUTLASS's tiles, data-parallel or (one product) with K split, on the
+// (one product), and CUTLASS's tiles, data-parallel or with K split (a batch of up to
+// kEntryLaunchMaxBatch products: one launch each, cutlass_entry_launches), on the
 // operands as they lie or with a K-major one copied transposed first (A, B or both: copies_a,
 // copies_b). exact_plan: the one of least rank
 // (exact_rank_us), the first of equals.
@@ -975,7 +990,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       for (int i = 0; i < kCutlassTileCount; ++i) {
         const CutlassTile t = cutlass_tile_at(i);
         for (int64_t s : kExactSplits) {
-          if (s > 1 && (batch > 1 || iters / s < kMinSliceIters)) break;
+          if (s > 1 && (batch > kEntryLaunchMaxBatch || iters / s < kMinSliceIters)) break;
           AutoPlan plan{cutlass_kernel_copying(copy_a, copy_b), t.bm, t.bn};
           plan.splits = s;
           plan.k_slice = ceil_div64(K, s);
