@@ -351,6 +351,14 @@ def test_a_batch_launched_product_by_product_is_priced_as_its_products():
     five = _C.exact_features("cutlass", 64, 64, 1, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
     assert five == pytest.approx([5 * x for x in one])
     assert _C.exact_features("cutlass", 64, 64, 1, 1, 4096, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
+    # After copies, only the product's features scale: the copies are one launch per operand,
+    # for the whole batch, as before.
+    params = len(_C.exact_model())
+    copy0 = params - exact_fit.GEMV - exact_fit.COPY
+    both1 = _C.exact_features("cutlass_ab_copied", 64, 64, 1, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
+    both5 = _C.exact_features("cutlass_ab_copied", 64, 64, 1, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    assert both5[:copy0 - exact_fit.SKINNY] == pytest.approx([5 * x for x in both1[:copy0 - exact_fit.SKINNY]])
+    assert both5[copy0] == both1[copy0] == 2 and both5[copy0 + 1] == pytest.approx(5 * both1[copy0 + 1])
     # Few deep tiles per product: the model splits K, product by product.
     plan = _C.auto_plan(25, 249, 9779, 7, True, True, H100_SMS, True, None, True, True)
     assert plan.splits > 1, tuple(plan)

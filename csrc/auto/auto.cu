@@ -146,7 +146,8 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
 
 // Whether a forced plan (forced_auto_plan in plan.h) runs the problem here: CUTLASS's kernels
 // where they run it on a tile built for its layout (a copying plan: only K-major operands
-// copied, and a batch data-parallel), gemmtiles' own tiles and the skinny kernels where auto's candidates would
+// copied; K split on a batch of up to kEntryLaunchMaxBatch products, one launch each, as on
+// one product), gemmtiles' own tiles and the skinny kernels where auto's candidates would
 // include them (exact_candidates), the tensor-core tiers where auto could plan them.
 bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bool b_vec, c10::DeviceIndex device) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
@@ -160,7 +161,7 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
     case AutoKernel::kCutlassACopied:
     case AutoKernel::kCutlassABCopied:
       return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
-             (plan.splits == 1 || p.batch <= kEntryLaunchMaxBatch) &&
+             (plan.splits == 1 || p.batch == 1 || (plan.splits > 1 && p.batch <= kEntryLaunchMaxBatch)) &&
              (!copies_a(plan.kernel) || (a_k && copy_fits(p.M, p.K, p.batch))) &&
              (!copies_b(plan.kernel) || (b_k && copy_fits(p.N, p.K, p.batch)));
     case AutoKernel::kTf32:
