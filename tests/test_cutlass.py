@@ -7,6 +7,7 @@ running in the profiler."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import random
 
@@ -77,7 +78,9 @@ def test_candidates_cover_each_tile_and_split():
     assert {("cutlass", *t) for t in TILES} <= kinds
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
-    assert {c.splits for c in cands} == {1, 2, 3, 4, 6, 8, 12, 16}
+    # CUTLASS's split-K to 16 slices, gemmtiles' split tiles (a reduction pass) to 32.
+    assert {c.splits for c in cands if c.kernel in CUTLASS_KERNELS} == {1, 2, 3, 4, 6, 8, 12, 16}
+    assert {c.splits for c in cands if c.kernel == "split_tile"} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}
     # A batch of products runs data-parallel, its K-major operands copied or not; up to 32
     # products also one launch each, K split.
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)
@@ -378,6 +381,91 @@ def test_a_batch_with_k_split_is_right(layout):
                     check_tier("auto", a, b, alpha=-1.5)
                     check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
                     check_tier("auto", a, b, torch.randn(batch, m, n, device="cuda"), alpha=1.0, beta=-1.0)
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
+def test_deep_splits_are_right(layout):
+    # K in 24 and 32 slices (a few deep tiles filling the SMs) on every split tile that takes
+    # them (32 and 64 rows of a row-major A, the pipelined 128 x 128 tile): odd sizes,
+    # operands aligned and not, a bias row through the epilogue.
+    tiles = set()
+    for (m, n, k), pad in itertools.product([(70, 300, 5001), (200, 300, 6001)], (0, 3)):
+        a, b = _operands(m, n, k, layout, pad)
+        a_k, b_k, a_vec, b_vec = exact_fit._layout_flags(a, b)
+        plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, H100_SMS, a_vec)
+                 if p.splits in (24, 32)]
+        assert {p[0] for p in plans} <= {"split_tile"}, plans
+        tiles |= {p[1] for p in plans}
+        for plan in plans:
+            _C.force_auto_plan(*plan)
+            try:
+                check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
+                assert not _C.forced_plan_refused(), plan
+            finally:
+                _C.force_auto_plan()
+    assert tiles == ({128} if layout == "TN" else {32, 64, 128}), tiles
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("shared", ["a", "b"])
+def test_a_batch_with_k_split_shares_an_operand(shared):
+    # A batch whose one operand is the same matrix for every product (batch stride 0, as
+    # expand gives), launched product by product with K split: each launch reads the shared
+    # operand at its own start, each writes its own product. (A shared B stays a batch where
+    # A is column-major: a row-major A's batch would be folded into one product's rows.)
+    m, n, k, batch = 37, 70, 2049, 5
+    a, b = _operands(m, n, k, "NT" if shared == "a" else "TN", batch=batch)
+    if shared == "a":
+        a = a[0].expand(batch, m, k)
+    else:
+        b = b[0].expand(batch, k, n)
+    for kernel in ("cutlass",) + tuple(_copies(a, b)):
+        with forced(kernel, 32, 32, 4):
+            out = gemmtiles.sgemm(a, b, tier="auto")
+        assert_gemm_close(out, a, b)
+
+
+@needs_cuda
+@needs_cutlass
+def test_a_batch_with_k_split_leaves_the_flags_zero_and_captures():
+    # Launched product by product with K split, every launch shares tiles through the
+    # stream's flags: each leaves them zero for the next, eagerly and replayed in a graph.
+    a, b = _operands(40, 129, 3001, "NN", batch=6)
+    with forced("cutlass", 64, 64, 6):
+        for _ in range(2):
+            check_tier("auto", a, b, alpha=0.75)
+        torch.cuda.synchronize()
+        assert _C.cutlass_flags_left_set() == 0
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = gemmtiles.sgemm(a, b, tier="auto")
+        for _ in range(3):
+            out.zero_()
+            graph.replay()
+            torch.cuda.synchronize()
+            assert_gemm_close(out, a, b)
+    assert _C.cutlass_flags_left_set() == 0
+
+
+@needs_cuda
+@needs_cutlass
+def test_a_split_forced_on_a_batch_past_the_launch_limit_is_refused():
+    # A batch of more products than auto launches one by one (kEntryLaunchMaxBatch, 32) runs
+    # in one batched launch, which splits nothing: a forced split there is refused, and auto's
+    # own plan gives the right answer.
+    a, b = _operands(20, 33, 1024, "NT", batch=33)
+    _C.force_auto_plan("cutlass", 32, 32, 1, 4, 0)
+    try:
+        out = gemmtiles.sgemm(a, b, tier="auto")
+        assert _C.forced_plan_refused()
+    finally:
+        _C.force_auto_plan()
+    assert_gemm_close(out, a, b)
+    with forced("cutlass", 32, 32, 1):  # data-parallel, the batched launch, is taken
+        check_tier("auto", a, b)
 
 
 @needs_cuda

@@ -850,8 +850,13 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 }
 
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
-// least kMinSliceIters k iterations of 8.
+// least kMinSliceIters k iterations of 8. gemmtiles' own split tiles go on to 24 and 32 slices,
+// so that a few deep tiles fill the SMs: their slices are added by a reduction pass over all
+// outputs at once, whose cost the model prices by its bytes. CUTLASS's split-K adds a tile's
+// slices in one block, one after another, a fix-up its features (fitted up to 16) underprice
+// past 16: at 32 slices it ran 32 x 4096 x 4096 1.2x slower than at 16.
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+inline constexpr int64_t kOwnTileSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 inline constexpr int64_t kMinSliceIters = 4;
 // A batch of up to this many products may also run them one launch after another, each with K
 // split (CUTLASS's batched launch splits nothing): what fills the GPU where the batch's tiles
@@ -974,7 +979,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       if (ceil_div64(M, rows) > 65535 ||
           (rows < 128 ? !a_kmajor : !async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec)))
         continue;
-      for (int64_t s : kExactSplits) {
+      for (int64_t s : kOwnTileSplits) {
         if (s > 1 && iters / s < kMinSliceIters) break;
         consider(split_tile_plan(rows, 128, K, s));
       }
