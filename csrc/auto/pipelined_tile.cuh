@@ -73,14 +73,7 @@ __device__ __forceinline__ float4 load_cluster4(const float4* local, unsigned ra
 // shared memory once per 128-byte global line it reads (32 / BK lines an instruction), which
 // is what the 16-deep slices halve. Otherwise 16-byte copies along r, which need aligned rows
 // (async_tile_ok).
-//
-// K_MAJOR with VEC (the rows 16-byte aligned, K and a slice's start multiples of 4): staged
-// through registers instead, a 16-byte load of 4 k of a row per lane (a warp on 16 rows x 8 k:
-// one whole 32-byte sector a row) and four 4-byte stores that transpose it. The stores of a
-// warp fill the 32 banks once: two k four apart lie 16 banks apart (the pitch is 4 mod 8), and
-// the 16 rows run over the other 16. A slice is loaded during the k steps of the one computed
-// and stored after half of them.
-template <int ROWS, int BK, int THREADS, bool K_MAJOR, bool VEC = false>
+template <int ROWS, int BK, int THREADS, bool K_MAJOR>
 struct AsyncOperand {
   static constexpr int kPitch = ROWS + 4;
   static constexpr int kStage = BK * kPitch;  // floats per stage
@@ -119,44 +112,6 @@ struct AsyncOperand {
         const bool in = kk < ks;
         if (at_step(c) == j) cp_async16(stage + kk * kPitch + r, tile + (in ? kk : 0) * ld + r, in ? 16 : 0);
       }
-    }
-  }
-
-  // VEC: a warp's load covers 16 rows x 8 k (units of ROWS / 16 row groups x BK / 8 k pairs,
-  // kWarpsOf of them a copy step); lane l on row l / 2 of its group, 4 k at 4 (l % 2) of its pair.
-  static constexpr int kWarpsOf = THREADS / kWarpSize, kRowGroups = ROWS / 16;
-  static constexpr int kVecCopies = VEC ? ROWS * BK / 4 / THREADS : 1;
-  static_assert(!VEC || (K_MAJOR && BK % 8 == 0 && ROWS % 16 == 0 && kRowGroups % kWarpsOf == 0 &&
-                         (kRowGroups / kWarpsOf) * (BK / 8) == kVecCopies && kPitch % 8 == 4),
-                "a VEC operand's loads cover the tile evenly, its stores the banks once");
-  static __host__ __device__ constexpr int load_step(int c) { return c * (BK / 2) / kVecCopies; }
-  static __host__ __device__ constexpr int store_step(int c) { return BK / 2 + load_step(c); }
-  static __device__ __forceinline__ int vec_row(int c) {
-    return (threadIdx.x / kWarpSize + c % (kRowGroups / kWarpsOf) * kWarpsOf) * 16 + threadIdx.x % kWarpSize / 2;
-  }
-  static __device__ __forceinline__ int vec_k(int c) {
-    return c / (kRowGroups / kWarpsOf) * 8 + threadIdx.x % 2 * 4;
-  }
-  // The loads due at k step j of a slice (ks of its k inside K; past them, zeros).
-  static __device__ __forceinline__ void load(float4 (&r)[kVecCopies], const float* tile, int64_t ld, int64_t ks,
-                                              int j) {
-#pragma unroll
-    for (int c = 0; c < kVecCopies; ++c) {
-      if (load_step(c) != j) continue;
-      const int k = vec_k(c);
-      r[c] = k < ks ? __ldg(reinterpret_cast<const float4*>(tile + vec_row(c) * ld + k)) : make_float4(0, 0, 0, 0);
-    }
-  }
-  // The stores due after k step j (all of them if j < 0) into `stage`.
-  static __device__ __forceinline__ void store(float* stage, const float4 (&r)[kVecCopies], int j) {
-#pragma unroll
-    for (int c = 0; c < kVecCopies; ++c) {
-      if (j >= 0 && store_step(c) != j) continue;
-      float* const d = stage + vec_k(c) * kPitch + vec_row(c);
-      d[0] = r[c].x;
-      d[kPitch] = r[c].y;
-      d[2 * kPitch] = r[c].z;
-      d[3 * kPitch] = r[c].w;
     }
   }
 
@@ -254,16 +209,12 @@ struct AsyncTileConfig {
 // memory, and after a cluster barrier block r sums the float4 groups g = r, r + k_cluster, ...
 // of every thread over the cluster's blocks in rank order (so the same bits on every run)
 // and stores them through the epilogue. The out and c of such a launch are the product's.
-// KVEC: every K-major operand is staged through registers 16 bytes at a time (AsyncOperand's
-// VEC; its rows 16-byte aligned, K and k_split multiples of 4).
-template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR, bool SPLIT_K = false, bool KVEC = false>
+template <typename Cfg, bool A_KMAJOR, bool B_KMAJOR, bool SPLIT_K = false>
 __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_tile_kernel(GemmProblem p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN;
   constexpr int TM = Cfg::TM, TN = Cfg::TN, LM = Cfg::LM, LN = Cfg::LN, S = Cfg::kStages;
-  constexpr bool VA = KVEC && A_KMAJOR, VB = KVEC && B_KMAJOR;
-  static_assert(!KVEC || A_KMAJOR || B_KMAJOR, "KVEC stages a K-major operand");
-  using OpA = AsyncOperand<BM, BK, Cfg::kThreads, A_KMAJOR, VA>;
-  using OpB = AsyncOperand<BN, BK, Cfg::kThreads, B_KMAJOR, VB>;
+  using OpA = AsyncOperand<BM, BK, Cfg::kThreads, A_KMAJOR>;
+  using OpB = AsyncOperand<BN, BK, Cfg::kThreads, B_KMAJOR>;
   // Both operands M-major: K in whole slices (AsyncOperand::copy_whole), faster than testing
   // the copies of every slice (docs/auto.md). (K-major operands ran slower on whole slices:
   // their 4-byte copies' addresses then took more registers.)
@@ -361,19 +312,14 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
     // copies a little slower: docs/auto.md.)
     // Slices 0 .. S - 2 in flight; one group of copies per slice, empty past the last. The
     // tile pointers a and b then move on slice by slice while there is one to copy.
-    float4 ra[OpA::kVecCopies], rb[OpB::kVecCopies];
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
       if (s < slices) {
 #pragma unroll
         for (int j = 0; j < BK; ++j) {
-          if constexpr (VA) OpA::load(ra, a, lda, K - s * BK, j);
-          else OpA::copy(As + s * OpA::kStage, a, lda, K - s * BK, j);
-          if constexpr (VB) OpB::load(rb, b, ldb, K - s * BK, j);
-          else OpB::copy(Bs + s * OpB::kStage, b, ldb, K - s * BK, j);
+          OpA::copy(As + s * OpA::kStage, a, lda, K - s * BK, j);
+          OpB::copy(Bs + s * OpB::kStage, b, ldb, K - s * BK, j);
         }
-        if constexpr (VA) OpA::store(As + s * OpA::kStage, ra, -1);
-        if constexpr (VB) OpB::store(Bs + s * OpB::kStage, rb, -1);
         if (s + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
       }
       cp_async_commit();
@@ -386,13 +332,9 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
       const int64_t next = it + S - 1, ks = next < slices ? K - next * BK : 0;
 #pragma unroll
       for (int k = 0; k < BK; ++k) {
-        if constexpr (VA) OpA::load(ra, a, lda, ks, k);
-        else OpA::copy(As + write * OpA::kStage, a, lda, ks, k);
-        if constexpr (VB) OpB::load(rb, b, ldb, ks, k);
-        else OpB::copy(Bs + write * OpB::kStage, b, ldb, ks, k);
+        OpA::copy(As + write * OpA::kStage, a, lda, ks, k);
+        OpB::copy(Bs + write * OpB::kStage, b, ldb, ks, k);
         compute(As + read * OpA::kStage, Bs + read * OpB::kStage, k);
-        if constexpr (VA) OpA::store(As + write * OpA::kStage, ra, k);
-        if constexpr (VB) OpB::store(Bs + write * OpB::kStage, rb, k);
       }
       cp_async_commit();
       if (next + 1 < slices) a += OpA::k_step(lda), b += OpB::k_step(ldb);
