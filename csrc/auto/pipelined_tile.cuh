@@ -24,7 +24,8 @@
 //    own four warps, and the smaller tile fills a GPU with fewer rows.
 // Tried and slower (docs/auto.md): a K-major operand kept K-major in shared memory (16-byte
 // copies) and read as float4 runs along k, 4 k of one row per load, which needs 4 x (TM + TN)
-// operand registers at once.
+// operand registers at once; and a K-major operand loaded 16 bytes at a time into registers
+// and stored transposed, which the 4-byte copies matched or beat on most products.
 // Torch-free, like the ladder's kernels.
 #pragma once
 
