@@ -428,6 +428,19 @@ def test_a_batch_with_k_split_shares_an_operand(shared):
         assert_gemm_close(out, a, b)
 
 
+def _graph_replays_right(a, b):
+    """auto's call on a and b (its plan, or the one forced) captured in a CUDA graph after a
+    call that ran it eagerly, and replayed three times, each right."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = gemmtiles.sgemm(a, b, tier="auto")
+    for _ in range(3):
+        out.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_gemm_close(out, a, b)
+
+
 @needs_cuda
 @needs_cutlass
 def test_a_batch_with_k_split_leaves_the_flags_zero_and_captures():
@@ -439,14 +452,7 @@ def test_a_batch_with_k_split_leaves_the_flags_zero_and_captures():
             check_tier("auto", a, b, alpha=0.75)
         torch.cuda.synchronize()
         assert _C.cutlass_flags_left_set() == 0
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = gemmtiles.sgemm(a, b, tier="auto")
-        for _ in range(3):
-            out.zero_()
-            graph.replay()
-            torch.cuda.synchronize()
-            assert_gemm_close(out, a, b)
+        _graph_replays_right(a, b)
     assert _C.cutlass_flags_left_set() == 0
 
 
@@ -488,14 +494,7 @@ def test_cutlass_launches_leave_their_flags_zero():
     a, b = _operands(300, 129, 1001, "NN")
     with forced("cutlass", 64, 64, 3):
         gemmtiles.sgemm(a, b, tier="auto")
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = gemmtiles.sgemm(a, b, tier="auto")
-        for _ in range(3):
-            out.zero_()
-            graph.replay()
-            torch.cuda.synchronize()
-            assert_gemm_close(out, a, b)
+        _graph_replays_right(a, b)
     assert _C.cutlass_flags_left_set() == 0
 
 
