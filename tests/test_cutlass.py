@@ -268,13 +268,20 @@ needs_cutlass = pytest.mark.skipif(not _cutlass_here(), reason="needs an sm_80+ 
 
 
 @contextlib.contextmanager
-def forced(kernel, mt=0, nw=0, splits=1):
-    _C.force_auto_plan(kernel, mt, nw, 1, splits, 0)
+def forced_plan(*plan):
+    """Every auto call inside runs `plan` (force_auto_plan's fields: kernel, mt, nw, w, splits,
+    k_slice), which none of them may refuse."""
+    _C.force_auto_plan(*plan)
     try:
         yield
-        assert not _C.forced_plan_refused(), (kernel, mt, nw, splits)
+        assert not _C.forced_plan_refused(), plan
     finally:
         _C.force_auto_plan()
+
+
+def forced(kernel, mt=0, nw=0, splits=1):
+    """forced_plan of a plan whose k_slice the kernel derives (CUTLASS's tiles)."""
+    return forced_plan(kernel, mt, nw, 1, splits, 0)
 
 
 def _copies(a, b):
@@ -399,12 +406,8 @@ def test_deep_splits_are_right(layout):
         assert {p[0] for p in plans} <= {"split_tile"}, plans
         tiles |= {p[1] for p in plans}
         for plan in plans:
-            _C.force_auto_plan(*plan)
-            try:
+            with forced_plan(*plan):
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
-                assert not _C.forced_plan_refused(), plan
-            finally:
-                _C.force_auto_plan()
     assert tiles == ({128} if layout[0] == "T" else {32, 64, 128}), tiles
 
 
@@ -518,26 +521,18 @@ def test_each_gemv_candidate_is_right(pad):
             # A B of one column has both strides 1: row-major to auto. 5-8 rows: float4s alone.
             assert cands or not b_k or (m > 4 and not b_vec)
             for c in cands:
-                _C.force_auto_plan(*c)
-                try:
+                with forced_plan(*c):
                     check_tier("auto", a, b, alpha=-1.5)
                     if batch is None:
                         check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
-                    assert not _C.forced_plan_refused(), tuple(c)
-                finally:
-                    _C.force_auto_plan()
     # float4s of an aligned W with an A off its alignment (an offset and an odd leading dimension).
     for m, n, k in [(3, 130, 300), (4, 9, 1028), (7, 130, 300), (8, 9, 1028)]:
         a = operand(m, k, "cuda", "row", pad=1, offset=1)
         b = operand(k, n, "cuda", "col")
         for cols in _C.gemv_columns(m, True):
-            _C.force_auto_plan("gemv", 4 if m <= 4 else 8, cols, 4, 1, k)
-            try:
+            with forced_plan("gemv", 4 if m <= 4 else 8, cols, 4, 1, k):
                 check_tier("auto", a, b, alpha=0.5)
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
-                assert not _C.forced_plan_refused(), cols
-            finally:
-                _C.force_auto_plan()
 
 
 def _c_operand(c_shape, m, n):
