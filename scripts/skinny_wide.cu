@@ -3,22 +3,16 @@
 // 32- and 64-row builds were tried as auto's candidates and not kept: docs/auto.md.)
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG scripts/skinny_wide.cu \
 //     -o skinny_wide -lcublas
-#include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <cublas_v2.h>
 #include "../csrc/auto/skinny.cuh"
+#include "harness.cuh"
 using namespace gemmtiles;
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
-
+// Median microseconds of launch() over 20 runs (harness.cuh).
 template <class K>
-float time_it(K launch, int reps = 20) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  launch(); launch(); CK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) { cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms * 1000); }
-  std::sort(t.begin(), t.end()); return t[reps / 2];
+float time_it(K launch) {
+  return median_ms(launch, 20) * 1000;
 }
 
 template <int MT, int NW, int KC>
@@ -35,9 +29,9 @@ void run(const char* name, GemmProblem p, float* ws, int sms, double cublas_us) 
     dim3 grid(blocks, splits, 1);
     size_t smem = 2 * sizeof(float) * MT * KC;
     auto k = skinny_kmajor_kernel<Cfg, 4, true>;
-    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float us = time_it([&] { k<<<grid, 256, smem>>>(p, sp); });
-    CK(cudaGetLastError());
+    CHECK(cudaGetLastError());
     if (us < best) best = us, best_s = splits;
   }
   double ideal = double(MT) * blocks * cols * p.K / (sms * 128.0 * 1.755e3);  // us at peak FMA
@@ -53,8 +47,8 @@ int main() {
   for (auto sh : shapes) {
     int M = sh.m, N = sh.n, K = sh.k / 4 * 4;
     float *a, *b, *c, *ws;
-    CK(cudaMalloc(&a, sizeof(float) * M * K)); CK(cudaMalloc(&b, sizeof(float) * N * K));
-    CK(cudaMalloc(&c, sizeof(float) * M * N)); CK(cudaMalloc(&ws, sizeof(float) * M * N * 64));
+    CHECK(cudaMalloc(&a, sizeof(float) * M * K)); CHECK(cudaMalloc(&b, sizeof(float) * N * K));
+    CHECK(cudaMalloc(&c, sizeof(float) * M * N)); CHECK(cudaMalloc(&ws, sizeof(float) * M * N * 64));
     cudaMemset(a, 0, sizeof(float) * M * K); cudaMemset(b, 0, sizeof(float) * N * K);
     // C = A (M x K row-major) @ W^T (W: N x K row-major): column-major cuBLAS C^T = W A^T.
     float one = 1, zero = 0;
