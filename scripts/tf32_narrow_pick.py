@@ -50,7 +50,7 @@ def main() -> int:
         picked, best, before = [], [], []
         for (m, n, k), times in parse(path).items():
             configs = {name: t for name, t in times.items() if name != "cublas-tf32"}
-            kernel, _, tile_n, _, _, own_n = _C.tf32_route(m, n, k, 1, True, True, args.sms)
+            kernel, _, tile_n, _, _, own_n, _ = _C.tf32_route(m, n, k, 1, True, True, args.sms)
             own = f"tf32 128x{own_n} 2x1 tma"
             pick = f"narrow 128x{tile_n}" if kernel == "narrow" else own
             old = "narrow 128x64" if m <= 128 else own

@@ -13,6 +13,7 @@ import torch
 
 import gemmtiles
 from gemmtiles import _ops
+from gemmtiles._ops import _C
 from gemmtiles._tiers import BY_NAME
 from gemmtiles.bench import cublas_matmul
 from gemmtiles.testing import (CUDA, accuracy_operands, assert_gemm_close, kernels_run, log_normal_operands,
@@ -112,12 +113,17 @@ def test_auto_under_high_within_2x_cublas_tf32(m, n, k, layout):
     assert ours <= 2 * relative_error(cublas_matmul(a, b, tf32=True), a, b)
 
 
-def _tf32_kernels(a, b):
+def _tf32_kernels(a, b, c=None, beta=0.0):
     """The kernels (memsets aside) of one tf32 call, whose product is checked."""
     out = []
-    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32")))
-    assert_gemm_close(out[0], a, b, precision="tf32")
+    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32", c=c, beta=beta)))
+    assert_gemm_close(out[0], a, b, c, 1.0, beta, precision="tf32")
     return [name for name in names if "Memset" not in name]
+
+
+def _unaligned_zeros(m, n):
+    """An m x n matrix of zeros whose rows start 4 bytes off a 16-byte line."""
+    return torch.zeros(m * n + 1, device="cuda")[1:].view(m, n)
 
 
 def _tf32_gemm_kernel(m, n, k):
@@ -146,8 +152,8 @@ def test_tf32_runs_the_tile_its_model_picks():
 def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
     """x @ W with W row-major (NN): where tf32_b_route (csrc/auto/plan.h) finds it cheaper than
     packing W (by 15% or more in its model on these shapes), one kernel runs and no pack,
-    CUTLASS's that takes B^T into registers (not the kernel that x @ W^T runs), and the
-    product is right (C^T's column-major output is C)."""
+    CUTLASS's that takes B^T into registers or Ampere's (not the kernel that x @ W^T runs),
+    and the product is right (C^T's column-major output is C)."""
     a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
     nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
     assert len(nn) == 1 and len(nt) == 1 and nn != nt, (nn, nt)
@@ -173,8 +179,16 @@ def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
         b = torch.randn(k, n, device="cuda")
         return b if layout == "NN" else b.t().contiguous().t()
 
+    def kernels_of(m):
+        a = torch.randn(m, k, device="cuda")
+        if layout == "NT":
+            return _tf32_kernels(a, weight(1024))
+        # x @ W runs Ampere's kernel where its model says (test_tf32_runs_ampere_kernel_where_
+        # its_model_says); a c whose rows it cannot take keeps the wgmma kernels.
+        return _tf32_kernels(a, weight(1024), _unaligned_zeros(m, 1024), 1.0)
+
     rows = (1, 64, 65, 128, 256, 4096)
-    kernels = {m: _tf32_kernels(torch.randn(m, k, device="cuda"), weight(1024)) for m in rows}
+    kernels = {m: kernels_of(m) for m in rows}
     narrow = [kernels[m] for m in (1, 64, 65, 128)]
     assert all(len(names) == 1 for names in narrow), kernels
     assert kernels[1] == kernels[64] and kernels[65] == kernels[128]
@@ -194,6 +208,43 @@ def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
             assert_gemm_close(out, a, b, c, 0.5, -2.0, precision="tf32")
     x, b = torch.randn(3, 40, k, device="cuda"), weight(1024)
     assert_gemm_close(gemmtiles.sgemm(x, b, tier="tf32"), x, b.expand(3, k, 1024), precision="tf32")
+
+
+def _is_ampere(name):
+    """Ampere's TF32 kernel among a tf32 call's kernels: the one of CUTLASS 2's kernel template
+    (the wgmma kernels are CUTLASS 3's cutlass::device_kernel; the profiler shortens names)."""
+    return "cutlass::Kernel2<" in name
+
+
+@needs("tf32")
+def test_tf32_runs_ampere_kernel_where_its_model_says():
+    """x @ W with W row-major (N-major) and few rows against a large W: Ampere's kernel
+    (tf32_route "ampere", csrc/auto/plan.h), one launch, W read as it lies, K split as the
+    route says; right on odd and aligned rows, with alpha, beta and c, and a bias row. Where its
+    launch cannot take the operands (a c of unaligned rows) the route it stands in for runs
+    and is right. Not for x @ W^T nor a large square."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    k, n = 2048, 4096
+    w = torch.randn(k, n, device="cuda")
+    for m in (1, 3, 17, 32, 64, 65, 128):
+        kernel, *_, splits = _C.tf32_route(m, n, k, 1, False, True, sms)
+        a = torch.randn(m, k, device="cuda")
+        names = _tf32_kernels(a, w)
+        assert any(_is_ampere(x) for x in names) == (kernel == "ampere"), (m, kernel, names)
+        if kernel == "ampere":
+            assert len(names) == 1, names
+        c = torch.randn(m, n, device="cuda")
+        assert_gemm_close(gemmtiles.sgemm(a, w, tier="tf32", c=c, alpha=0.5, beta=-2.0), a, w, c, 0.5, -2.0,
+                          precision="tf32")
+        bias = torch.randn(n, device="cuda")
+        assert_gemm_close(gemmtiles.sgemm(a, w, tier="tf32", c=bias, beta=1.0), a, w, bias.expand(m, n), 1.0, 1.0,
+                          precision="tf32")
+    assert _C.tf32_route(32, n, k, 1, False, True, sms)[0] == "ampere"
+    a = torch.randn(32, k, device="cuda")
+    # A c whose rows start 4 bytes off a 16-byte line: the wgmma kernels run.
+    assert not any(_is_ampere(x) for x in _tf32_kernels(a, w, _unaligned_zeros(32, n).fill_(1.0), 1.0))
+    assert not any(_is_ampere(x) for x in _tf32_kernels(a, w.t().contiguous().t()))
+    assert not any(_is_ampere(x) for x in _tf32_kernels(torch.randn(2048, 2048, device="cuda"), w[:, :2048]))
 
 
 @needs("tf32")

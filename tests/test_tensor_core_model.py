@@ -214,7 +214,8 @@ def test_tf32_route_is_what_its_model_prices():
         batch = rng.choice((1, 1, 1, 2, 7))
         b_kmajor, b_vec = rng.random() < 0.5, rng.random() < 0.8
         sms = rng.choice((78, 114, 132))
-        kernel, tile_m, tile_n, b_in_place, k_steps, own_n = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms)
+        kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec,
+                                                                                   sms)
         assert own_n in (128, 256) and (kernel != "own" or (tile_m, tile_n) == (128, own_n))
         kernels.add(kernel)
         readable = b_vec and k % 4 == 0 and (b_kmajor or n % 4 == 0)
@@ -224,7 +225,17 @@ def test_tf32_route_is_what_its_model_prices():
         b_pack = 0 if b_in_place else 8 * k * n * batch
         assert by == pytest.approx(a_pack + b_pack + 4 * m * n * batch)
         assert b_in_place <= readable and (b_in_place or not (readable and b_kmajor))
-        if kernel == "narrow":
+        assert (splits > 0) == (kernel == "ampere")
+        # Without Ampere's kernel (a build without it, or where its launch cannot take the
+        # operands) the same route but for it, reading B where it did.
+        base = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms, False)
+        assert base[0] != "ampere" and base[3] == b_in_place
+        if kernel != "ampere":
+            assert base == (kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits)
+        if kernel == "ampere":
+            assert batch == 1 and b_in_place and not b_kmajor and (tile_m, tile_n) == (64, 128)
+            assert splits in (1, 2, 3, 4, 6, 8, 12, 16) and (splits == 1 or -(-k // splits) >= 32)
+        elif kernel == "narrow":
             assert batch == 1 and tile_m == 128 and tile_n in (32, 64, 128)
             if b_in_place and not b_kmajor:
                 assert m <= 128 and tile_n == (64 if m <= 64 else 128)
@@ -232,34 +243,65 @@ def test_tf32_route_is_what_its_model_prices():
             assert False, (m, n, k, b_kmajor, b_vec, kernel)
         if kernel == "transposing":
             assert b_in_place and not b_kmajor and (m > 128 or batch > 1)
-    assert kernels == {"narrow", "transposing", "own"}
+    assert kernels == {"narrow", "transposing", "own", "ampere"}
     with pytest.raises(ValueError, match="tf32_route"):
         _C.tf32_route(0, 1, 1, 1, True, True, 132)
+
+
+def test_ampere_kernel_reads_x_at_w_where_reading_w_is_the_work():
+    """x @ W (an N-major W): Ampere's kernel, which reads W as it lies, where the wgmma kernels
+    would transpose W^T into registers and reading W is the work (few rows against a large W);
+    not where the math is (a large square), nor for x @ W^T, nor a batch; its split gives the
+    busiest SM the fewest k steps."""
+    route = _C.tf32_route(32, 4096, 4096, 1, False, True, 132)
+    assert route[0] == "ampere" and route[3] and route[6] == 4  # 32 tiles x 4 splits: a block an SM
+    # 172 tiles: on 3 splits, 4 blocks on the busiest SM of 1366 k and a partial tile each, the
+    # fewest k steps (2 splits: 3 blocks of 2048; 16: 21 of 256, whose partial tiles outweigh them).
+    assert _C.tf32_route(128, 11008, 4096, 1, False, True, 132)[6] == 3
+    assert _C.tf32_route(4096, 4096, 4096, 1, False, True, 132)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 1, True, True, 132)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 2, False, True, 132)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 1, False, False, 132)[0] != "ampere"  # W's rows unaligned: packed
+    # Its k steps are what the model prices, and its read of W is not weighed as a transposition.
+    k_steps, _, read = _C.tensor_core_work(32, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    assert k_steps == pytest.approx(_C.tf32_route(32, 4096, 4096, 1, False, True, 132)[4])
+    assert read == pytest.approx(4 * (32 + 4096) * 4096)
 
 
 def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     """x @ W, W row-major (NN): tf32 reads B as it is, on the kernel that computes C^T (its tiles
     128 rows of C's columns by 256 of C's rows, clusters along C's columns), its k steps at
     1.14x, where that beats packing B (8 bytes an element) and running the K-major kernel; up
-    to 128 rows on the narrow kernel, which computes C^T too."""
+    to 128 rows on the narrow kernel, which computes C^T too, or Ampere's kernel where the build
+    has it and its model says."""
     fixup = 2 * 128 * 256 / (128 + 256)
     # 256 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
     # to 6 units on a tile), and the output written once; packing B would move 134 MB.
     k_steps, by, _ = _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, False, True, 132)
     assert k_steps == pytest.approx(1.14 * (32 * 32 + 5 * fixup)) and by == 4 * 256 * 4096
-    # 128 rows: the narrow kernel on 128 x 128 tiles (B^T transposed into registers for 128
-    # columns of A^T a tile), 32 of them, 32 k iterations a unit, up to 6 units on a tile;
-    # 64 rows on 128 x 64 tiles, 32 of them likewise.
+    # 128 rows, on a build without Ampere's kernel: the narrow kernel on 128 x 128 tiles (B^T
+    # transposed into registers for 128 columns of A^T a tile), 32 of them, 32 k iterations a
+    # unit, up to 6 units on a tile; 64 rows on 128 x 64 tiles, 32 of them likewise.
+    kernel, _, tile_n, b_in_place, k_steps, _, _ = _C.tf32_route(128, 4096, 4096, 1, False, True, 132, False)
+    assert (kernel, tile_n, b_in_place) == ("narrow", 128, True)
+    assert k_steps == pytest.approx(1.14 * 0.64 * (32 * 32 + 5 * 128))
+    kernel, _, tile_n, _, k_steps, _, _ = _C.tf32_route(64, 4096, 4096, 1, False, True, 132, False)
+    assert (kernel, tile_n) == ("narrow", 64)
+    assert k_steps == pytest.approx(1.14 * 0.5 * (32 * 32 + 5 * 2 * 128 * 64 / 192))
+    # With it, Ampere's kernel on 64 x 128 tiles: 64 of them at 128 rows, K in 2 slices, a block
+    # an SM, 2048 k a block and a partial tile in and out (2 x 64 x 128 floats, 85.3 k steps of
+    # 64 + 128); 32 at 64 rows, in 4 slices of 1024.
+    fixup = 2 * 64 * 128 / (64 + 128)
     k_steps, by, read = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(1.14 * 0.64 * (32 * 32 + 5 * 128)) and by == 4 * 128 * 4096
-    # Both kernels read B into registers transposed: its bytes weigh 1.14x in the floor, whose
-    # read of a K-major B (x @ W^T) weighs as it is.
-    assert read == pytest.approx(4 * (128 + 1.14 * 4096) * 4096)
+    assert k_steps == pytest.approx((2048 + fixup) * 0.568) and by == 4 * 128 * 4096
+    assert _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132)[0] == \
+        pytest.approx((1024 + fixup) * 0.568)
+    # Ampere's kernel reads B as it lies; the wgmma kernels read it into registers transposed:
+    # its bytes weigh 1.14x in the floor, whose read of a K-major B (x @ W^T) weighs as it is.
+    assert read == pytest.approx(4 * (128 + 4096) * 4096)
     assert _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, False, True, 132)[2] == \
         pytest.approx(4 * (256 + 1.14 * 4096) * 4096)
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132)[2] == 4 * (128 + 4096) * 4096
-    k_steps, by, _ = _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(1.14 * 0.5 * (32 * 32 + 5 * 2 * 128 * 64 / 192)) and by == 4 * 64 * 4096
     # 8192^3: 16 whole waves either way; the pack's 0.5 GB cost less than 14% more k steps.
     k_steps, by, _ = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
     assert k_steps == 16 * 8192 and by == 8 * 8192 * 8192 + 4 * 8192 * 8192
@@ -288,12 +330,11 @@ def test_a_product_bound_by_reading_its_operands_stays_exact():
     # Where the exact kernels take longer than that read, the k steps decide, as before.
     assert tcm.pays(x, "tf32", params, 132, floor * 1.01) == (tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132)
                                                              < floor * 1.01)
-    # Few rows against a W read as it is, x @ W (the narrow kernel transposing W^T into
-    # registers, B's bytes weighed 1.14x in the floor): eight rows stay exact, 32 run tf32,
-    # as do 32 rows of x @ W^T.
+    # Few rows against a W read as it is, x @ W (Ampere's kernel, its floor the read of W as it
+    # lies): four rows stay exact, 32 run tf32, as do 32 rows of x @ W^T.
     plan = lambda m, b_kmajor: _C.auto_plan(m, 4096, 4096, 1, b_kmajor, True, 132, True, "", True, True,  # noqa: E731
                                             tensor_cores="tf32").kernel
-    assert plan(8, False) != "tf32" and plan(32, False) == "tf32" and plan(32, True) == "tf32"
+    assert plan(4, False) != "tf32" and plan(32, False) == "tf32" and plan(32, True) == "tf32"
     # A large product is bound by its k steps: tf32.
     assert _C.auto_plan(2048, 2048, 2048, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel == "tf32"
     with pytest.raises(ValueError, match="bytes_per_us"):

@@ -1,6 +1,7 @@
 // The CUTLASS SIMT kernels of csrc/auto/cutlass_simt.h, instantiated per layout in
 // cutlass_simt_<layout>_cutlass.cu (one translation unit each, so that a parallel build
-// compiles them side by side): CUTLASS's GemmUniversal with its stream-K scheduler.
+// compiles them side by side): CUTLASS's GemmUniversal with its stream-K scheduler. The same
+// template runs Ampere's TF32 tensor-core GEMM (launch_cutlass_tf32).
 #pragma once
 
 #include <cutlass/epilogue/thread/linear_combination.h>
@@ -42,18 +43,36 @@ class GemmOnFlags : public Gemm {
   }
 };
 
-// A and B K-major (row-major A; column-major B) or not; a BM x BN x 8 tile of warps of
+// The math a kernel runs. Exact fp32 FMAs on the CUDA cores: slices 8 deep, single-float
+// copies (any leading dimension and offset), single-float stores. TF32 on Ampere's tensor-core
+// instruction (mma.sync m16n8k8, operands rounded to TF32 on their way from shared memory):
+// slices 32 deep, 16-byte copies and stores, so operands and output with 16-byte aligned rows
+// (cutlass_tf32_takes).
+struct SimtMath {
+  using OpClass = cutlass::arch::OpClassSimt;
+  using Instruction = cutlass::gemm::GemmShape<1, 1, 1>;
+  static constexpr int kK = 8, kAlign = 1;
+  static constexpr const char* kName = "SIMT SGEMM";
+};
+struct Tf32Math {
+  using OpClass = cutlass::arch::OpClassTensorOp;
+  using Instruction = cutlass::gemm::GemmShape<16, 8, 8>;
+  static constexpr int kK = 32, kAlign = 4;
+  static constexpr const char* kName = "TF32 tensor-core GEMM";
+};
+
+// A and B K-major (row-major A; column-major B) or not; a BM x BN x Math::kK tile of warps of
 // WM x WN, STAGES stages of cp.async copies.
-template <bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
+template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
 void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
   using Row = cutlass::layout::RowMajor;
   using Col = cutlass::layout::ColumnMajor;
   using Gemm = cutlass::gemm::device::GemmUniversal<
       float, std::conditional_t<A_KMAJOR, Row, Col>, float, std::conditional_t<B_KMAJOR, Col, Row>, float, Row, float,
-      cutlass::arch::OpClassSimt, cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, 8>,
-      cutlass::gemm::GemmShape<WM, WN, 8>, cutlass::gemm::GemmShape<1, 1, 1>,
-      cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
-      cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, /*AlignmentA=*/1, /*AlignmentB=*/1>;
+      typename Math::OpClass, cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, Math::kK>,
+      cutlass::gemm::GemmShape<WM, WN, Math::kK>, typename Math::Instruction,
+      cutlass::epilogue::thread::LinearCombination<float, Math::kAlign, float, float>,
+      cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, Math::kAlign, Math::kAlign>;
   const CutlassSource c = cutlass_source(p);
   const bool batched = p.batch > 1;
   // A batch runs data-parallel, one grid layer per entry; one product takes the plan's
@@ -88,7 +107,7 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
     gemm.use_workspace(partials.get(), flags);
   }
   if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
-  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: auto's CUTLASS SIMT kernel (", BM, " x ", BN,
+  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: CUTLASS's ", Math::kName, " (", BM, " x ", BN,
               " tile) did not launch: ", cutlass::cutlassGetStatusString(status));
 }
 
@@ -98,15 +117,23 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
 template <bool A_KMAJOR, bool B_KMAJOR>
 void launch(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
   static_assert(kCutlassLargeTile.bm == 128 && kCutlassLargeTile.bn == 256, "the large tile built below");
-  if (rows == 128 && cols == 256) return run<A_KMAJOR, B_KMAJOR, 128, 256, 64, 64, 4>(p, splits, stream);
-  if (rows == 128 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 128, 128, 64, 64, 5>(p, splits, stream);
-  if (rows == 64 && cols == 64) return run<A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
-  if (rows == 32 && cols == 128) return run<A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
+  if (rows == 128 && cols == 256) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 256, 64, 64, 4>(p, splits, stream);
+  if (rows == 128 && cols == 128) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 128, 64, 64, 5>(p, splits, stream);
+  if (rows == 64 && cols == 64) return run<SimtMath, A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
+  if (rows == 32 && cols == 128) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
   // Narrow outputs (a tall product of few columns) and small products: as many blocks as
   // there is work for, one or two warps each.
-  if (rows == 128 && cols == 32) return run<A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
-  if (rows == 32 && cols == 32) return run<A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
+  if (rows == 128 && cols == 32) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
+  if (rows == 32 && cols == 32) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
   TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, ", which is not built");
+}
+
+// TF32 on Ampere's tensor-core instruction, the 64 x 128 tile of four warps of 32 x 64, four
+// stages (two blocks an SM): kTf32AmpereTile in auto/plan.h, which picks the splits.
+template <bool A_KMAJOR, bool B_KMAJOR>
+void launch_tf32(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
+  static_assert(kTf32AmpereTile.m == 64 && kTf32AmpereTile.n == 128, "the tile built below");
+  run<Tf32Math, A_KMAJOR, B_KMAJOR, 64, 128, 32, 64, 4>(p, splits, stream);
 }
 
 }  // namespace cutlass_simt

@@ -44,6 +44,20 @@ inline CutlassSource cutlass_source(const GemmProblem& p) {
   return {p.out, p.out_rs, p.out_bs, 0.0f};
 }
 
+// Whether launch_cutlass_tf32_nn takes the problem as it lies: one product of a row-major A and
+// an N-major (row-major) B, K and N multiples of 4, and A, B, the output and a c that is read
+// (a full matrix or a bias row) in lines of 16-byte aligned floats: the kernel's copies and
+// stores move four floats at a time.
+inline bool cutlass_tf32_takes(const GemmProblem& p) {
+  const auto aligned = [](const float* x, int64_t ld) {
+    return reinterpret_cast<uintptr_t>(x) % 16 == 0 && ld % 4 == 0;
+  };
+  const bool c_read = p.c != nullptr && p.beta != 0.0f;
+  return cutlass_simt_takes(p) && p.batch == 1 && p.a_cs == 1 && p.b_cs == 1 && p.K % 4 == 0 &&
+         p.N % 4 == 0 && aligned(p.a, p.a_rs) && aligned(p.b, p.b_rs) && aligned(p.out, p.out_rs) &&
+         (!c_read || aligned(p.c, p.c_rs));
+}
+
 #if GEMMTILES_CUTLASS
 // out = alpha * A @ B + beta * c on the CUTLASS SIMT kernel of tile `tile_rows` x `tile_cols`
 // (one of cutlass_tiles in auto/plan.h) for A's and B's layouts, on schedule `splits` (above).
@@ -54,6 +68,10 @@ void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t sp
 void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
 void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
 void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+// out = alpha * A @ B + beta * c rounded to TF32 on Ampere's tensor-core instruction (CUTLASS's
+// Sm80 TF32 GEMM on kTf32AmpereTile, auto/plan.h), K split `splits` ways (1: data-parallel),
+// for a row-major A and an N-major B. Requires cutlass_tf32_takes(p) and an sm_80+ GPU.
+void launch_cutlass_tf32_nn(const GemmProblem& p, int64_t splits, cudaStream_t stream);
 // Barrier flags for the launches above that share tiles (split-K, stream-K): `bytes` of them,
 // all zero, the current device's and `stream`'s own, zeroed on the stream when made. Every
 // launch leaves its flags zero again: the block that finishes a shared tile resets the flag

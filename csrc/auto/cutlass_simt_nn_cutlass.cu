@@ -5,4 +5,7 @@ namespace gemmtiles {
 void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
   cutlass_simt::launch<true, false>(p, rows, cols, splits, stream);
 }
+void launch_cutlass_tf32_nn(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
+  cutlass_simt::launch_tf32<true, false>(p, splits, stream);
+}
 }  // namespace gemmtiles

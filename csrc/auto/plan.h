@@ -509,6 +509,40 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
   return best;
 }
 
+// tf32 on Ampere's tensor-core instruction (mma.sync m16n8k8: CUTLASS's Sm80 TF32 GEMM,
+// auto/cutlass_simt.cuh), for x @ W on a build with CUTLASS's kernels: its shared memory holds
+// either layout, so it reads an N-major B as it lies, where TF32 wgmma transposes B^T into
+// registers first. Its math runs slower than wgmma's, so it pays where reading B is the work:
+// few rows against a large W. 64 x 128 tiles of four warps; K cut into the split (of
+// kAmpereSplits, slices of at least one 32-deep iteration) whose busiest SM runs the fewest k
+// steps, the first such (the fewest partial tiles). Blocks that share an SM share its rate, so
+// the busiest SM's blocks count one after another: on x @ W of few rows, more blocks than SMs
+// ran slower (32 x 4096 x 4096: 34.9 us on 4 splits, 128 blocks, 43.3 on 8). Its k steps, in
+// 128 x 256 tiles' steps: a block's takes `step` of one (fitted to the kernel's time on 4096^3,
+// whole waves on every split: scripts/tf32_sm80.cu, docs/tensor-cores.md), and a block of a
+// split tile moves a partial tile in and out besides (CUTLASS's turnstile), 2 m n floats
+// against a k step's m + n, as stream_k_steps counts it: deep splits of many tiles lose by it
+// (128 x 11008 x 4096: 86.6 us on 3 splits, 124 on 16).
+inline constexpr TensorCoreTile kTf32AmpereTile = {64, 128, 0.568};
+inline constexpr int64_t kAmpereSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+struct Tf32Ampere {
+  int64_t splits;
+  double k_steps;
+};
+inline Tf32Ampere tf32_ampere(int64_t M, int64_t N, int64_t K, int64_t sms) {
+  const int64_t tiles = ceil_div64(M, kTf32AmpereTile.m) * ceil_div64(N, kTf32AmpereTile.n);
+  const int64_t slots = std::max<int64_t>(1, sms);
+  const double fixup = 2.0 * double(kTf32AmpereTile.m * kTf32AmpereTile.n) / double(kTf32AmpereTile.m + kTf32AmpereTile.n);
+  Tf32Ampere best{0, 0.0};
+  for (int64_t s : kAmpereSplits) {
+    if (s > 1 && ceil_div64(K, s) < 32) break;
+    const double per_block = double(ceil_div64(K, s)) + (s > 1 ? fixup : 0.0);
+    const double steps = double(ceil_div64(tiles * s, slots)) * per_block * kTf32AmpereTile.step;
+    if (best.splits == 0 || steps < best.k_steps) best = {s, steps};
+  }
+  return best;
+}
+
 // How tf32 runs B and the k steps of its busiest SM. B is read as it is where it can be (b_vec:
 // 16-byte aligned lines; K, and N for an N-major B, multiples of 4: TMA's and CUTLASS's
 // alignment) and a kernel takes it so; else packed K-major first. A K-major B runs on the
@@ -523,9 +557,12 @@ struct Tf32BRoute {
   double k_steps;
   const TensorCoreTile* narrow = nullptr;  // the narrow kernel's tile, where it runs
   bool b_as_it_is = false;                 // B read where it lies, not packed
+  // Ampere's kernel (tf32_ampere) on this many splits, where it runs (k_steps then its); the
+  // fields above are the route it stands in for, where its launch cannot take the operands.
+  int64_t ampere_splits = 0;
 };
-inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
-                               int64_t sms) {
+inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
+                                     int64_t sms) {
   const bool b_readable = b_vec && K % 4 == 0 && (b_kmajor || N % 4 == 0);
   const auto kmajor = [&](bool as_it_is) {
     const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
@@ -542,6 +579,29 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
   const double pack_us = kPackLaunchUs + packed.k_steps * m.wave_k_us +
                          8.0 * double(K) * double(N) * double(batch) / m.bytes_per_us;
   return transposed.k_steps * m.wave_k_us < pack_us ? transposed : packed;
+}
+// The route above, or Ampere's kernel where B is N-major and the wgmma kernels read it as it
+// lies (one product; `ampere`: the build has CUTLASS's kernels), and its time is under
+// kTf32AmpereMargin of theirs: the larger of the k steps and the read of the operands, each at
+// the model's rate (B's bytes weighed at kTf32TransposedStep where the wgmma kernel transposes
+// B^T into registers, as tensor_core_work does). The margin: Ampere's k steps are priced from
+// whole waves of one large product, and near a tie the wgmma kernels, whose math is the faster,
+// stay.
+inline constexpr double kTf32AmpereMargin = 0.9;
+inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
+                               int64_t sms, bool ampere = true) {
+  Tf32BRoute route = tf32_wgmma_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
+  if (!ampere || b_kmajor || batch != 1 || !route.b_as_it_is) return route;
+  const TensorCoreModel& m = kTensorCoreModel;
+  const auto time_us = [&](double k_steps, double b_weight) {
+    return std::max(k_steps * m.wave_k_us, 4.0 * (double(M) + b_weight * double(N)) * double(K) / m.bytes_per_us);
+  };
+  const Tf32Ampere a = tf32_ampere(M, N, K, sms);
+  if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, kTf32TransposedStep)) {
+    route.ampere_splits = a.splits;
+    route.k_steps = a.k_steps;
+  }
+  return route;
 }
 
 // The work of a tensor-core tier on auto's operands (its output: rows of N floats; a batch
@@ -572,7 +632,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
     k_steps = route.k_steps;
     b_inplace = route.b_as_it_is;
-    b_in_registers = route.b_as_it_is && !b_kmajor;
+    b_in_registers = route.b_as_it_is && !b_kmajor && route.ampere_splits == 0;
   }
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts

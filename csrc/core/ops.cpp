@@ -250,29 +250,37 @@ PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
   return Py_BuildValue("(ddd)", w.k_steps, w.bytes, w.read_bytes);
 }
 
-// gemmtiles._C.tf32_route(M, N, K, batch, b_kmajor, b_vec, sms) -> (kernel, tile_m, tile_n,
-// b_in_place, k_steps, own_tile_n): how tf32 runs B (tf32_b_route in plan.h), as
+// gemmtiles._C.tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=True) -> (kernel, tile_m, tile_n,
+// b_in_place, k_steps, own_tile_n, splits): how tf32 runs B (tf32_b_route in plan.h), as
 // launch_tf32_sm90a runs it for a batch of one product, or a batch of a B each: kernel
 // "narrow" (C^T on tile_m x tile_n tiles of C^T), "transposing" (an N-major B transposed into
-// registers, 128 x 256 tiles of C^T) or "own" (tf32's K-major kernel on tf32_tiling's tile);
+// registers, 128 x 256 tiles of C^T), "own" (tf32's K-major kernel on tf32_tiling's tile) or
+// "ampere" (Ampere's TF32 kernel on tile_m x tile_n tiles of C, K in `splits` slices, reading an
+// N-major B as it lies; the launch runs the route before where it cannot take the operands;
+// ampere=False: the route of a build without it);
 // b_in_place: B read where it lies, else packed K-major first; k_steps: its busiest SM's, in
 // 128 x 256 tiles' steps; own_tile_n: the width of tf32_tiling's 128-row tile, the one tf32's
 // own kernel would run.
 PyObject* py_tf32_route(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "LLLLppL", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms)) return nullptr;
+  int b_kmajor, b_vec, ampere = 1;
+  if (!PyArg_ParseTuple(args, "LLLLppL|p", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &ampere)) return nullptr;
   if (M < 1 || N < 1 || K < 1 || batch < 1 || sms < 1) {
     PyErr_SetString(PyExc_ValueError, "tf32_route: M, N, K, batch and sms must be >= 1");
     return nullptr;
   }
-  const gemmtiles::Tf32BRoute r = gemmtiles::tf32_b_route(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms);
+  const gemmtiles::Tf32BRoute r =
+      gemmtiles::tf32_b_route(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms, ampere != 0);
   const gemmtiles::TensorCoreTile& own = *gemmtiles::tf32_tiling(M, N, K, batch, sms).tile;
-  const gemmtiles::TensorCoreTile& t =
-      r.narrow ? *r.narrow : r.transposes_b ? gemmtiles::kTf32Tiles[0] : own;
-  const char* kernel = r.narrow ? "narrow" : r.transposes_b ? "transposing" : "own";
-  return Py_BuildValue("(sLLOdL)", kernel, static_cast<long long>(t.m), static_cast<long long>(t.n),
-                       r.b_as_it_is ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n));
+  const bool on_ampere = r.ampere_splits > 0;
+  const gemmtiles::TensorCoreTile& t = on_ampere        ? gemmtiles::kTf32AmpereTile
+                                       : r.narrow       ? *r.narrow
+                                       : r.transposes_b ? gemmtiles::kTf32Tiles[0]
+                                                        : own;
+  const char* kernel = on_ampere ? "ampere" : r.narrow ? "narrow" : r.transposes_b ? "transposing" : "own";
+  return Py_BuildValue("(sLLOdLL)", kernel, static_cast<long long>(t.m), static_cast<long long>(t.n),
+                       r.b_as_it_is ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n),
+                       static_cast<long long>(r.ampere_splits));
 }
 
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
@@ -705,8 +713,9 @@ PyMethodDef methods[] = {
      "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms): (k_steps, bytes, "
      "read_bytes), the features of auto's tensor-core model."},
     {"tf32_route", py_tf32_route, METH_VARARGS,
-     "tf32_route(M, N, K, batch, b_kmajor, b_vec, sms): (kernel, tile_m, tile_n, b_in_place, k_steps, own_tile_n), "
-     "how tf32 runs B: on its narrow kernel, the kernel transposing an N-major B, or its own; B in place or packed."},
+     "tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=True): (kernel, tile_m, tile_n, b_in_place, k_steps, own_tile_n, "
+     "splits), how tf32 runs B: on its narrow kernel, the kernel transposing an N-major B, its own, or Ampere's "
+     "kernel (K in splits slices); B in place or packed."},
     {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
      "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us): whether "
      "auto's rule runs the tensor-core tier, with the model's six parameters, against the exact kernels' exact_us."},

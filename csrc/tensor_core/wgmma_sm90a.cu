@@ -43,10 +43,15 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 
+#include "../auto/cutlass_simt.h"
 #include "../auto/plan.h"
 #include "../core/launch.h"
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
+
+#ifndef GEMMTILES_CUTLASS
+#define GEMMTILES_CUTLASS 0
+#endif
 
 namespace gemmtiles {
 namespace {
@@ -605,7 +610,20 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
   const bool b_kmajor = b.rs == 1;
   const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable,
-                                        multiprocessors(c10::cuda::current_device()));
+                                        multiprocessors(c10::cuda::current_device()), GEMMTILES_CUTLASS != 0);
+#if GEMMTILES_CUTLASS
+  // Ampere's kernel reads an N-major B as it lies (one product; A as it is, or its K-major
+  // copy); where its launch does not take the operands (an output or c of unaligned rows),
+  // the route it stands in for runs.
+  if (route.ampere_splits > 0) {
+    GemmProblem q = p;
+    q.a = a.ptr;
+    q.a_rs = a.rs;
+    q.a_cs = a.cs;
+    if (cutlass_tf32_takes(q))
+      return launch_cutlass_tf32_nn(q, route.ampere_splits, c10::cuda::getCurrentCUDAStream());
+  }
+#endif
   // The narrow kernel takes one product: a batch sharing B runs as one (folded by
   // run_with_output, where its outputs follow one another) or entry by entry, the route asked
   // of its rows together.
