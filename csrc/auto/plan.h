@@ -517,12 +517,11 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 // kAmpereSplits, slices of at least one 32-deep iteration) whose busiest SM runs the fewest k
 // steps, the first such (the fewest partial tiles). Blocks that share an SM share its rate, so
 // the busiest SM's blocks count one after another: on x @ W of few rows, more blocks than SMs
-// ran slower (32 x 4096 x 4096: 34.9 us on 4 splits, 128 blocks, 43.3 on 8). Its k steps, in
+// ran slower (docs/tensor-cores.md). Its k steps, in
 // 128 x 256 tiles' steps: a block's takes `step` of one (fitted to the kernel's time on 4096^3,
 // whole waves on every split: scripts/tf32_sm80.cu, docs/tensor-cores.md), and a block of a
 // split tile moves a partial tile in and out besides (CUTLASS's turnstile), 2 m n floats
-// against a k step's m + n, as stream_k_steps counts it: deep splits of many tiles lose by it
-// (128 x 11008 x 4096: 86.6 us on 3 splits, 124 on 16).
+// against a k step's m + n, as stream_k_steps counts it: deep splits of many tiles lose by it.
 inline constexpr TensorCoreTile kTf32AmpereTile = {64, 128, 0.568};
 inline constexpr int64_t kAmpereSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 struct Tf32Ampere {
