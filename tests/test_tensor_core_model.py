@@ -67,7 +67,7 @@ def test_with_cutlass_the_exact_side_is_the_exact_plans_estimate():
         exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, 132, True))
         x = tcm.sample(m, n, k, 1, layout, False, {})
         tc = tcm.tensor_core_us(x, "tf32", params, 132)
-        _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", a_k, True, b_k, True, 132)
+        _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", a_k, True, b_k, True, 132, True)
         floor = params["launch_us"] + (read + by) / params["bytes_per_us"]
         plan = _C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True, tensor_cores="tf32")
         if plan.kernel == "tf32":
@@ -215,11 +215,11 @@ def test_tf32_route_is_what_its_model_prices():
         b_kmajor, b_vec = rng.random() < 0.5, rng.random() < 0.8
         sms = rng.choice((78, 114, 132))
         kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec,
-                                                                                   sms)
+                                                                                   sms, True)
         assert own_n in (128, 256) and (kernel != "own" or (tile_m, tile_n) == (128, own_n))
         kernels.add(kernel)
         readable = b_vec and k % 4 == 0 and (b_kmajor or n % 4 == 0)
-        k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms)
+        k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms, True)
         assert k_steps_w == pytest.approx(k_steps)
         a_pack = 0 if k % 4 == 0 else 8 * m * k * batch
         b_pack = 0 if b_in_place else 8 * k * n * batch
@@ -253,18 +253,24 @@ def test_ampere_kernel_reads_x_at_w_where_reading_w_is_the_work():
     would transpose W^T into registers and reading W is the work (few rows against a large W);
     not where the math is (a large square), nor for x @ W^T, nor a batch; its split gives the
     busiest SM the fewest k steps."""
-    route = _C.tf32_route(32, 4096, 4096, 1, False, True, 132)
+    route = _C.tf32_route(32, 4096, 4096, 1, False, True, 132, True)
     assert route[0] == "ampere" and route[3] and route[6] == 4  # 32 tiles x 4 splits: a block an SM
     # 172 tiles: on 3 splits, 4 blocks on the busiest SM of 1366 k and a partial tile each, the
     # fewest k steps (2 splits: 3 blocks of 2048; 16: 21 of 256, whose partial tiles outweigh them).
-    assert _C.tf32_route(128, 11008, 4096, 1, False, True, 132)[6] == 3
-    assert _C.tf32_route(4096, 4096, 4096, 1, False, True, 132)[0] != "ampere"
-    assert _C.tf32_route(32, 4096, 4096, 1, True, True, 132)[0] != "ampere"
-    assert _C.tf32_route(32, 4096, 4096, 2, False, True, 132)[0] != "ampere"
-    assert _C.tf32_route(32, 4096, 4096, 1, False, False, 132)[0] != "ampere"  # W's rows unaligned: packed
+    assert _C.tf32_route(128, 11008, 4096, 1, False, True, 132, True)[6] == 3
+    assert _C.tf32_route(4096, 4096, 4096, 1, False, True, 132, True)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 1, True, True, 132, True)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 2, False, True, 132, True)[0] != "ampere"
+    assert _C.tf32_route(32, 4096, 4096, 1, False, False, 132, True)[0] != "ampere"  # W's rows unaligned: packed
     # Its k steps are what the model prices, and its read of W is not weighed as a transposition.
-    k_steps, _, read = _C.tensor_core_work(32, 4096, 4096, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(_C.tf32_route(32, 4096, 4096, 1, False, True, 132)[4])
+    k_steps, _, read = _C.tensor_core_work(32, 4096, 4096, 1, "tf32", True, True, False, True, 132, True)
+    assert k_steps == pytest.approx(_C.tf32_route(32, 4096, 4096, 1, False, True, 132, True)[4])
+    # A build without it (or auto where CUTLASS's kernels do not take the problem) prices the
+    # wgmma route, and auto plans so: the `cutlass` argument of auto_plan.
+    assert _C.tensor_core_work(32, 4096, 4096, 1, "tf32", True, True, False, True, 132, False)[0] == \
+        pytest.approx(_C.tf32_route(32, 4096, 4096, 1, False, True, 132, False)[4])
+    assert _C.tensor_core_work(32, 4096, 4096, 1, "tf32", True, True, False, True, 132, False)[2] == \
+        pytest.approx(4 * (32 + 1.14 * 4096) * 4096)
     assert read == pytest.approx(4 * (32 + 4096) * 4096)
 
 
@@ -292,9 +298,9 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     # an SM, 2048 k a block and a partial tile in and out (2 x 64 x 128 floats, 85.3 k steps of
     # 64 + 128); 32 at 64 rows, in 4 slices of 1024.
     fixup = 2 * 64 * 128 / (64 + 128)
-    k_steps, by, read = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132)
+    k_steps, by, read = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132, True)
     assert k_steps == pytest.approx((2048 + fixup) * 0.568) and by == 4 * 128 * 4096
-    assert _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132)[0] == \
+    assert _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132, True)[0] == \
         pytest.approx((1024 + fixup) * 0.568)
     # Ampere's kernel reads B as it lies; the wgmma kernels read it into registers transposed:
     # its bytes weigh 1.14x in the floor, whose read of a K-major B (x @ W^T) weighs as it is.

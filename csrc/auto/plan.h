@@ -588,7 +588,7 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
 // stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
-                               int64_t sms, bool ampere = true) {
+                               int64_t sms, bool ampere) {
   Tf32BRoute route = tf32_wgmma_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
   if (!ampere || b_kmajor || batch != 1 || !route.b_as_it_is) return route;
   const TensorCoreModel& m = kTensorCoreModel;
@@ -621,14 +621,15 @@ struct TensorCoreWork {
   double read_bytes;
 };
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
-                                       bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms) {
+                                       bool a_kmajor, bool a_vec, bool b_kmajor, bool b_vec, int64_t sms,
+                                       bool ampere) {
   const bool x3 = math == TensorCoreMath::kTf32x3;
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
   bool b_inplace = false, b_in_registers = false;  // B read as it lies; N-major so, transposed into registers
   if (!x3) {
-    const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
+    const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere);
     k_steps = route.k_steps;
     b_inplace = route.b_as_it_is;
     b_in_registers = route.b_as_it_is && !b_kmajor && route.ampere_splits == 0;
@@ -669,13 +670,14 @@ inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
 
 // exact_us: the exact kernels' time as the exact-kernel model estimates it for the plan it
 // would run (auto_plan, where CUTLASS's kernels run the problem); negative: the tensor-core
-// model's own coarse estimate (exact_time_us).
+// model's own coarse estimate (exact_time_us). ampere: tf32 may run Ampere's kernel (the build
+// has CUTLASS's kernels and they take the problem: tf32_b_route).
 inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_kmajor,
-                             bool a_vec, bool b_kmajor, bool b_vec, int64_t sms,
+                             bool a_vec, bool b_kmajor, bool b_vec, int64_t sms, bool ampere,
                              const TensorCoreModel& m = kTensorCoreModel, double exact_us = -1.0) {
   if (math == TensorCoreMath::kNone || M == 0 || N == 0 || K == 0) return false;
   if (math == TensorCoreMath::kTf32x3 && K < kTf32x3MinK) return false;  // tf32x3 runs an exact kernel there
-  const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms);
+  const TensorCoreWork w = tensor_core_work(M, N, K, batch, math, a_kmajor, a_vec, b_kmajor, b_vec, sms, ampere);
   return std::max(kTensorCoreMargin * tensor_core_time_us(w, math, m), tensor_core_floor_us(w, math, m)) <
          (exact_us >= 0.0 ? exact_us : exact_time_us(M, N, K, batch, m));
 }
@@ -1105,7 +1107,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     // Against the exact plan's own estimate where the exact-kernel model covers the problem.
     double exact_us = -1.0;
     if (cutlass) exact_pick = exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec, &exact_us);
-    if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
+    if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, cutlass,
                          table && table->tensor_core_model ? *table->tensor_core_model : model, exact_us))
       return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
   }

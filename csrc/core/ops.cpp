@@ -23,6 +23,10 @@
 #include "precision.h"
 #include "register.h"
 
+#ifndef GEMMTILES_CUTLASS
+#define GEMMTILES_CUTLASS 0
+#endif
+
 #if GEMMTILES_CUTLASS
 namespace gemmtiles {
 int64_t cutlass_flags_left_set();  // auto/cutlass_simt.h, whose CUDA headers a CPU build lacks
@@ -234,36 +238,39 @@ PyObject* py_tensor_core_model(PyObject*, PyObject* args, PyObject* kwargs) {
                        m.exact_flops_per_us);
 }
 
-// gemmtiles._C.tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms)
-// -> (k_steps, bytes, read_bytes): the features of auto's tensor-core model for those operands
-// (plan.h): the busiest SM's k steps, the passes' bytes, and the kernel's read of the operands.
+// gemmtiles._C.tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
+// ampere=<this build has CUTLASS's kernels>) -> (k_steps, bytes, read_bytes): the features of
+// auto's tensor-core model for those operands (plan.h): the busiest SM's k steps, the passes'
+// bytes, and the kernel's read of the operands; ampere: tf32 may run Ampere's kernel.
 PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   const char* name;
-  int a_kmajor, a_vec, b_kmajor, b_vec;
-  if (!PyArg_ParseTuple(args, "LLLLsppppL", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec, &sms))
+  int a_kmajor, a_vec, b_kmajor, b_vec, ampere = GEMMTILES_CUTLASS;
+  if (!PyArg_ParseTuple(args, "LLLLsppppL|p", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec, &sms,
+                        &ampere))
     return nullptr;
   gemmtiles::TensorCoreMath math;
   if (!parse_math(name, "tensor_core_work: tensor_cores", math)) return nullptr;
-  const gemmtiles::TensorCoreWork w =
-      gemmtiles::tensor_core_work(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0, b_vec != 0, sms);
+  const gemmtiles::TensorCoreWork w = gemmtiles::tensor_core_work(M, N, K, batch, math, a_kmajor != 0, a_vec != 0,
+                                                                  b_kmajor != 0, b_vec != 0, sms, ampere != 0);
   return Py_BuildValue("(ddd)", w.k_steps, w.bytes, w.read_bytes);
 }
 
-// gemmtiles._C.tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=True) -> (kernel, tile_m, tile_n,
+// gemmtiles._C.tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=<this build has CUTLASS's
+// kernels>) -> (kernel, tile_m, tile_n,
 // b_in_place, k_steps, own_tile_n, splits): how tf32 runs B (tf32_b_route in plan.h), as
 // launch_tf32_sm90a runs it for a batch of one product, or a batch of a B each: kernel
 // "narrow" (C^T on tile_m x tile_n tiles of C^T), "transposing" (an N-major B transposed into
 // registers, 128 x 256 tiles of C^T), "own" (tf32's K-major kernel on tf32_tiling's tile) or
 // "ampere" (Ampere's TF32 kernel on tile_m x tile_n tiles of C, K in `splits` slices, reading an
 // N-major B as it lies; the launch runs the route before where it cannot take the operands;
-// ampere=False: the route of a build without it);
+// ampere False: the route without it);
 // b_in_place: B read where it lies, else packed K-major first; k_steps: its busiest SM's, in
 // 128 x 256 tiles' steps; own_tile_n: the width of tf32_tiling's 128-row tile, the one tf32's
 // own kernel would run.
 PyObject* py_tf32_route(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
-  int b_kmajor, b_vec, ampere = 1;
+  int b_kmajor, b_vec, ampere = GEMMTILES_CUTLASS;
   if (!PyArg_ParseTuple(args, "LLLLppL|p", &M, &N, &K, &batch, &b_kmajor, &b_vec, &sms, &ampere)) return nullptr;
   if (M < 1 || N < 1 || K < 1 || batch < 1 || sms < 1) {
     PyErr_SetString(PyExc_ValueError, "tf32_route: M, N, K, batch and sms must be >= 1");
@@ -284,18 +291,20 @@ PyObject* py_tf32_route(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
-// model, exact_us) -> bool: auto's rule (tensor_cores_pay in plan.h) with the model's six
-// parameters (tensor_core_model's order) against the exact kernels' time exact_us (negative:
-// the model's own flat estimate), so that the fit's check weighs the rule auto runs.
+// model, exact_us, ampere=<this build has CUTLASS's kernels>) -> bool: auto's rule
+// (tensor_cores_pay in plan.h) with the model's six parameters (tensor_core_model's order)
+// against the exact kernels' time exact_us (negative: the model's own flat estimate), so that
+// the fit's check weighs the rule auto runs.
 PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   const char* name;
   int a_kmajor, a_vec, b_kmajor, b_vec;
   gemmtiles::TensorCoreModel m{};
   double exact_us;
-  if (!PyArg_ParseTuple(args, "LLLLsppppL(dddddd)d", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor, &b_vec,
-                        &sms, &m.launch_us, &m.tf32x3_launch_us, &m.wave_k_us, &m.bytes_per_us, &m.exact_launch_us,
-                        &m.exact_flops_per_us, &exact_us))
+  int ampere = GEMMTILES_CUTLASS;
+  if (!PyArg_ParseTuple(args, "LLLLsppppL(dddddd)d|p", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor,
+                        &b_vec, &sms, &m.launch_us, &m.tf32x3_launch_us, &m.wave_k_us, &m.bytes_per_us,
+                        &m.exact_launch_us, &m.exact_flops_per_us, &exact_us, &ampere))
     return nullptr;
   gemmtiles::TensorCoreMath math;
   if (!parse_math(name, "tensor_cores_pay: tensor_cores", math)) return nullptr;
@@ -304,7 +313,7 @@ PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
     return nullptr;
   }
   return PyBool_FromLong(gemmtiles::tensor_cores_pay(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0,
-                                                     b_vec != 0, sms, m, exact_us));
+                                                     b_vec != 0, sms, ampere != 0, m, exact_us));
 }
 
 // gemmtiles._C.peeled_columns(M, N, batch) -> the last columns auto runs apart (0: none), and
@@ -594,9 +603,6 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
-#ifndef GEMMTILES_CUTLASS
-#define GEMMTILES_CUTLASS 0
-#endif
 // gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True) ->
 // [(AutoPlan, estimate_us)]: the exact-kernel candidates auto weighs where CUTLASS's kernels
 // run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order;
@@ -710,14 +716,16 @@ PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "tensor_core_model(table=None, sms=0, clock_khz=0): the parameters of auto's tensor-core model (plan.h)."},
     {"tensor_core_work", py_tensor_core_work, METH_VARARGS,
-     "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms): (k_steps, bytes, "
+     "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, ampere=<build>): "
+     "(k_steps, bytes, "
      "read_bytes), the features of auto's tensor-core model."},
     {"tf32_route", py_tf32_route, METH_VARARGS,
-     "tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=True): (kernel, tile_m, tile_n, b_in_place, k_steps, own_tile_n, "
+     "tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=<build>): (kernel, tile_m, tile_n, b_in_place, k_steps, own_tile_n, "
      "splits), how tf32 runs B: on its narrow kernel, the kernel transposing an N-major B, its own, or Ampere's "
      "kernel (K in splits slices); B in place or packed."},
     {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
-     "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us): whether "
+     "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us, "
+     "ampere=<build>): whether "
      "auto's rule runs the tensor-core tier, with the model's six parameters, against the exact kernels' exact_us."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
