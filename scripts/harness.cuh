@@ -43,6 +43,40 @@ float median_ms(F f, int reps) {
   return t[t.size() / 2];
 }
 
+// A kernel that keeps the stream busy for about `cycles` clocks.
+static __global__ void hold_stream(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// The same as median_ms, with the stream held busy (hold_stream, about 50 us) before each start
+// event, so that the host has queued the start event, f's launches and the end event before
+// the GPU reaches them: the events then time the GPU's work alone, not the host's launch (as
+// gemmtiles.bench's timer does).
+template <typename F>
+float held_median_ms(F f, int reps) {
+  cudaEvent_t s, e;
+  cudaEventCreate(&s);
+  cudaEventCreate(&e);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    hold_stream<<<1, 1>>>(100000);
+    cudaEventRecord(s);
+    f();
+    cudaEventRecord(e);
+    cudaEventSynchronize(e);
+    float ms;
+    cudaEventElapsedTime(&ms, s, e);
+    t.push_back(ms);
+  }
+  cudaEventDestroy(s);
+  cudaEventDestroy(e);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 // ||out - ref|| / ||ref|| over n floats of device memory.
 inline double relative_error(const float* out, const float* ref, size_t n) {
   std::vector<float> h(n), r(n);

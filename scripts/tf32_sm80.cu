@@ -2,7 +2,9 @@
 // its stream-K scheduler) on one tile, every schedule, against cuBLAS TF32, on products read
 // from stdin, one "NN M N K" or "NT M N K" a line (N and K multiples of 4). This is the kernel
 // family that takes an N-major B as it lies (its shared memory holds either layout), where
-// Hopper's TF32 wgmma reads only K-major operands. TILE picks the tile (0-5, below). Build:
+// Hopper's TF32 wgmma reads only K-major operands. TILE picks the tile (0-5, below); HELD=1
+// times both sides with the stream held (held_median_ms: the GPU's time alone, as the bench's
+// timer), else with the host's launch inside the events. Build:
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DNDEBUG -DTILE=0 \
 //     -I<cutlass>/include scripts/tf32_sm80.cu -lcublas -o tf32_sm80_0
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
@@ -21,6 +23,13 @@
 #ifndef TILE
 #define TILE 0
 #endif
+#ifndef HELD
+#define HELD 0
+#endif
+template <typename F>
+float time_ms(F f, int reps) {
+  return HELD ? held_median_ms(f, reps) : median_ms(f, reps);
+}
 // BM x BN x 32 tiles of warps WM x WN, STAGES stages.
 #if TILE == 0
 constexpr int BM = 64, BN = 256, WM = 64, WN = 64, STAGES = 3;
@@ -75,7 +84,7 @@ void time_one(int M, int N, int K, int splits, float tcub) {
   auto run = [&] { gemm.run(); };
   run();
   CHECK(cudaDeviceSynchronize());
-  const float t = median_ms(run, 20) * 1000;
+  const float t = time_ms(run, 20) * 1000;
   const double err = relative_error(d, ref, size_t(M) * N);  // after the timed runs: flags left usable
   printf("  %dx%d s%-3d %8.1f us  vs cublas-tf32 %.3f  err %.1e\n", BM, BN, splits, t, tcub / t, err);
   fflush(stdout);
@@ -107,7 +116,7 @@ int main() {
     auto cub = [&] {
       cublasSgemm(hd, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, b, nt ? K : N, a, K, &zero, ref, N);
     };
-    const float tcub = median_ms(cub, 20) * 1000;
+    const float tcub = time_ms(cub, 20) * 1000;
     printf("%s %5d x %5d x %5d  cublas-tf32 %8.1f us\n", layout.c_str(), M, N, K, tcub);
     for (int s : {0, -1, 2, 3, 4, 6, 8, 12, 16}) nt ? time_one<Col>(M, N, K, s, tcub) : time_one<Row>(M, N, K, s, tcub);
   }
