@@ -107,8 +107,9 @@ TIERS: tuple[Tier, ...] = (
          "csrc/auto/plan.h, csrc/auto/exact_model.h, csrc/auto/auto.cu, csrc/auto/cutlass_simt.cuh, "
          "csrc/auto/skinny.cuh, csrc/auto/launch.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",
-         "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives), TF32 inputs",
-         "csrc/tensor_core/tiers.cu, csrc/tensor_core/wgmma_sm90a.cu", precision="tf32",
+         "tensor cores: wgmma fed by TMA through a warp-specialised pipeline (CUTLASS's SM90 collectives); "
+         "x @ W of few rows on mma.sync (CUTLASS's Sm80 GEMM, W read as it lies); TF32 inputs",
+         "csrc/tensor_core/tiers.cu, csrc/tensor_core/wgmma_sm90a.cu, csrc/auto/cutlass_simt.cuh", precision="tf32",
          min_cc=(9, 0), sm90a=True, hip=False),
     Tier("tf32x3", ("cuda",), "strided",
          "fp32 accuracy on tensor cores: each operand split into TF32 hi + lo, hi·hi + hi·lo + lo·hi in one tf32 GEMM over 3K",
