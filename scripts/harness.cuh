@@ -20,29 +20,6 @@
     }                                                                        \
   } while (0)
 
-// Median milliseconds of f() over `reps` runs timed with CUDA events, after 3 warm-up runs.
-template <typename F>
-float median_ms(F f, int reps) {
-  cudaEvent_t s, e;
-  cudaEventCreate(&s);
-  cudaEventCreate(&e);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(s);
-    f();
-    cudaEventRecord(e);
-    cudaEventSynchronize(e);
-    float ms;
-    cudaEventElapsedTime(&ms, s, e);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(s);
-  cudaEventDestroy(e);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 // A kernel that keeps the stream busy for about `cycles` clocks.
 static __global__ void hold_stream(long long cycles) {
   const long long start = clock64();
@@ -50,19 +27,20 @@ static __global__ void hold_stream(long long cycles) {
   }
 }
 
-// The same as median_ms, with the stream held busy (hold_stream, about 50 us) before each start
-// event, so that the host has queued the start event, f's launches and the end event before
-// the GPU reaches them: the events then time the GPU's work alone, not the host's launch (as
-// gemmtiles.bench's timer does).
+// Median milliseconds of f() over `reps` runs timed with CUDA events, after 3 warm-up runs.
+// hold_cycles > 0: the stream is held busy that long (hold_stream; 100000 is about 50 us)
+// before each start event, so that the host has queued the start event, f's launches and the
+// end event before the GPU reaches them: the events then time the GPU's work alone, as
+// gemmtiles.bench's timer does, not the host's launch too.
 template <typename F>
-float held_median_ms(F f, int reps) {
+float median_ms(F f, int reps, long long hold_cycles = 0) {
   cudaEvent_t s, e;
   cudaEventCreate(&s);
   cudaEventCreate(&e);
   for (int i = 0; i < 3; ++i) f();
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
-    hold_stream<<<1, 1>>>(100000);
+    if (hold_cycles > 0) hold_stream<<<1, 1>>>(hold_cycles);
     cudaEventRecord(s);
     f();
     cudaEventRecord(e);

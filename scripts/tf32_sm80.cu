@@ -3,7 +3,7 @@
 // from stdin, one "NN M N K" or "NT M N K" a line (N and K multiples of 4). This is the kernel
 // family that takes an N-major B as it lies (its shared memory holds either layout), where
 // Hopper's TF32 wgmma reads only K-major operands. TILE picks the tile (0-5, below); HELD=1
-// times both sides with the stream held (held_median_ms: the GPU's time alone, as the bench's
+// times both sides with the stream held (median_ms's hold: the GPU's time alone, as the bench's
 // timer), else with the host's launch inside the events. Build:
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DNDEBUG -DTILE=0 \
 //     -I<cutlass>/include scripts/tf32_sm80.cu -lcublas -o tf32_sm80_0
@@ -28,7 +28,7 @@
 #endif
 template <typename F>
 float time_ms(F f, int reps) {
-  return HELD ? held_median_ms(f, reps) : median_ms(f, reps);
+  return median_ms(f, reps, HELD ? 100000 : 0);
 }
 // BM x BN x 32 tiles of warps WM x WN, STAGES stages.
 #if TILE == 0
