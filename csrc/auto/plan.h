@@ -517,11 +517,11 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 // kAmpereSplits, slices of at least one 32-deep iteration) whose busiest SM runs the fewest k
 // steps, the first such (the fewest partial tiles). Blocks that share an SM share its rate, so
 // the busiest SM's blocks count one after another: on x @ W of few rows, more blocks than SMs
-// ran slower (docs/tensor-cores.md). Its k steps, in
-// 128 x 256 tiles' steps: a block's takes `step` of one (fitted to the kernel's time on 4096^3,
-// whole waves on every split: scripts/tf32_sm80.cu, docs/tensor-cores.md), and a block of a
-// split tile moves a partial tile in and out besides (CUTLASS's turnstile), 2 m n floats
-// against a k step's m + n, as stream_k_steps counts it: deep splits of many tiles lose by it.
+// ran slower (docs/tensor-cores.md). Its k steps, in 128 x 256 tiles' steps: a block's takes
+// `step` of one (fitted to the kernel's time on 4096^3, whole waves on every split:
+// scripts/tf32_sm80.cu), and a block of a split tile moves a partial tile in and out besides
+// (CUTLASS's turnstile), 2 m n floats against a k step's m + n, as stream_k_steps counts it:
+// deep splits of many tiles lose by it.
 inline constexpr TensorCoreTile kTf32AmpereTile = {64, 128, 0.568};
 inline constexpr int64_t kAmpereSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 struct Tf32Ampere {
@@ -580,12 +580,12 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
   return transposed.k_steps * m.wave_k_us < pack_us ? transposed : packed;
 }
 // The route above, or Ampere's kernel where B is N-major and the wgmma kernels read it as it
-// lies (one product; `ampere`: the build has CUTLASS's kernels), and its time is under
-// kTf32AmpereMargin of theirs: the larger of the k steps and the read of the operands, each at
-// the model's rate (B's bytes weighed at kTf32TransposedStep where the wgmma kernel transposes
-// B^T into registers, as tensor_core_work does). The margin: Ampere's k steps are priced from
-// whole waves of one large product, and near a tie the wgmma kernels, whose math is the faster,
-// stay.
+// lies (one product; `ampere`: the build has CUTLASS's kernels and they take the problem), and
+// its time is under kTf32AmpereMargin of theirs: the larger of the k steps and the read of the
+// operands, each at the model's rate (B's bytes weighed at kTf32TransposedStep where the wgmma
+// kernel transposes B^T into registers, as tensor_core_work does). The margin: Ampere's k steps
+// are priced from whole waves of one large product, and near a tie the wgmma kernels, whose
+// math is the faster, stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms, bool ampere) {
