@@ -2,7 +2,7 @@
 // its stream-K scheduler) on one tile, every schedule, against cuBLAS TF32, on products read
 // from stdin, one "NN M N K" or "NT M N K" a line (N and K multiples of 4). This is the kernel
 // family that takes an N-major B as it lies (its shared memory holds either layout), where
-// Hopper's TF32 wgmma reads only K-major operands. TILE picks the tile (0-5, below); HELD=1
+// Hopper's TF32 wgmma reads only K-major operands. TILE picks the tile (0-8, below); HELD=1
 // times both sides with the stream held (median_ms's hold: the GPU's time alone, as the bench's
 // timer), else with the host's launch inside the events. Build:
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DNDEBUG -DTILE=0 \
@@ -41,8 +41,14 @@ constexpr int BM = 64, BN = 128, WM = 32, WN = 64, STAGES = 4;
 constexpr int BM = 128, BN = 128, WM = 64, WN = 64, STAGES = 3;
 #elif TILE == 4
 constexpr int BM = 128, BN = 256, WM = 64, WN = 64, STAGES = 3;
-#else
+#elif TILE == 5
 constexpr int BM = 32, BN = 128, WM = 32, WN = 32, STAGES = 4;
+#elif TILE == 6
+constexpr int BM = 128, BN = 64, WM = 64, WN = 32, STAGES = 4;
+#elif TILE == 7
+constexpr int BM = 64, BN = 256, WM = 64, WN = 64, STAGES = 4;
+#else
+constexpr int BM = 128, BN = 128, WM = 64, WN = 64, STAGES = 4;
 #endif
 
 using Row = cutlass::layout::RowMajor;
