@@ -30,26 +30,13 @@ template <typename F>
 float time_ms(F f, int reps) {
   return median_ms(f, reps, HELD ? 100000 : 0);
 }
-// BM x BN x 32 tiles of warps WM x WN, STAGES stages.
-#if TILE == 0
-constexpr int BM = 64, BN = 256, WM = 64, WN = 64, STAGES = 3;
-#elif TILE == 1
-constexpr int BM = 32, BN = 256, WM = 32, WN = 64, STAGES = 3;
-#elif TILE == 2
-constexpr int BM = 64, BN = 128, WM = 32, WN = 64, STAGES = 4;
-#elif TILE == 3
-constexpr int BM = 128, BN = 128, WM = 64, WN = 64, STAGES = 3;
-#elif TILE == 4
-constexpr int BM = 128, BN = 256, WM = 64, WN = 64, STAGES = 3;
-#elif TILE == 5
-constexpr int BM = 32, BN = 128, WM = 32, WN = 32, STAGES = 4;
-#elif TILE == 6
-constexpr int BM = 128, BN = 64, WM = 64, WN = 32, STAGES = 4;
-#elif TILE == 7
-constexpr int BM = 64, BN = 256, WM = 64, WN = 64, STAGES = 4;
-#else
-constexpr int BM = 128, BN = 128, WM = 64, WN = 64, STAGES = 4;
-#endif
+// Each TILE's BM x BN x 32 tile of warps WM x WN, STAGES stages.
+constexpr int kTiles[][5] = {
+    {64, 256, 64, 64, 3}, {32, 256, 32, 64, 3}, {64, 128, 32, 64, 4}, {128, 128, 64, 64, 3}, {128, 256, 64, 64, 3},
+    {32, 128, 32, 32, 4}, {128, 64, 64, 32, 4}, {64, 256, 64, 64, 4}, {128, 128, 64, 64, 4}};
+static_assert(TILE >= 0 && TILE < int(sizeof(kTiles) / sizeof(kTiles[0])), "TILE: 0-8");
+constexpr int BM = kTiles[TILE][0], BN = kTiles[TILE][1], WM = kTiles[TILE][2], WN = kTiles[TILE][3],
+              STAGES = kTiles[TILE][4];
 
 using Row = cutlass::layout::RowMajor;
 using Col = cutlass::layout::ColumnMajor;
