@@ -401,6 +401,10 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
   return c.along_n < c.along_m;
 }
 
+// A partial tile of t moved in and out of an SM (2 m n floats), in k steps of t (m + n floats
+// of operands each): what adding one slice's partial tile into another costs.
+inline double partial_tile_steps(const TensorCoreTile& t) { return 2.0 * double(t.m * t.n) / double(t.m + t.n); }
+
 // tf32's schedule (CUTLASS's stream-K scheduler with its heuristic decomposition, on clusters
 // of `cluster` blocks: two for tf32's own tiles, one for its narrow kernel below;
 // csrc/tensor_core/wgmma_sm90a.cu): the k steps of the busiest SM, of tiles t.
@@ -413,8 +417,7 @@ inline bool tf32_clusters_along_n(int64_t M, int64_t N, const TensorCoreTile& t)
 // iteration, and the chain of them is counted as k steps at that ratio.
 inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t cluster = 2) {
   constexpr int64_t kSlice = 32, kMinSlices = 8;
-  // A partial tile in and out, 2 m n floats, against a k step's m + n.
-  const double fixup_steps = 2.0 * double(t.m * t.n) / double(t.m + t.n);
+  const double fixup_steps = partial_tile_steps(t);
   const int64_t wave = std::max<int64_t>(cluster, sms / cluster * cluster);
   const int64_t slices = ceil_div64(K, kSlice);
   const int64_t full = tiles / wave, total = ceil_div64(tiles, wave), tail = tiles - full * wave;
@@ -520,8 +523,8 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 // ran slower (docs/tensor-cores.md). Its k steps, in 128 x 256 tiles' steps: a block's takes
 // `step` of one (fitted to the kernel's time on 4096^3, whole waves on every split:
 // scripts/tf32_sm80.cu), and a block of a split tile moves a partial tile in and out besides
-// (CUTLASS's turnstile), 2 m n floats against a k step's m + n, as stream_k_steps counts it:
-// deep splits of many tiles lose by it.
+// (CUTLASS's turnstile, partial_tile_steps, as stream_k_steps counts it): deep splits of many
+// tiles lose by it.
 inline constexpr TensorCoreTile kTf32AmpereTile = {64, 128, 0.568};
 inline constexpr int64_t kAmpereSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 struct Tf32Ampere {
@@ -531,7 +534,7 @@ struct Tf32Ampere {
 inline Tf32Ampere tf32_ampere(int64_t M, int64_t N, int64_t K, int64_t sms) {
   const int64_t tiles = ceil_div64(M, kTf32AmpereTile.m) * ceil_div64(N, kTf32AmpereTile.n);
   const int64_t slots = std::max<int64_t>(1, sms);
-  const double fixup = 2.0 * double(kTf32AmpereTile.m * kTf32AmpereTile.n) / double(kTf32AmpereTile.m + kTf32AmpereTile.n);
+  const double fixup = partial_tile_steps(kTf32AmpereTile);
   Tf32Ampere best{0, 0.0};
   for (int64_t s : kAmpereSplits) {
     if (s > 1 && ceil_div64(K, s) < 32) break;
