@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "fit_gemv", "check", "rank_us", "planned", "model_line", "main"]
+__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "check", "rank_us", "planned", "model_line", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
@@ -48,10 +48,13 @@ def _layout_flags(a, b):
     return a_k, b_k, a_vec, b_vec
 
 
-def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None, kernels=None) -> None:
+def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None, kernels=None,
+            exact_kernels=None, splits=None) -> None:
     """Times cuBLAS, auto's own plan and every candidate of each shape (from index `start`,
     appending to `out` past 0), each forced through the auto op, and writes them as CSV.
-    kernels: the candidates whose kernel's name starts with one of these alone (None: all)."""
+    kernels: the candidates whose kernel's name starts with one of these alone (None: all);
+    exact_kernels: those whose kernel is one of these alone; splits: those of these splits
+    alone (None: any)."""
     if start > 0:  # appending: the file's columns must be these, or its new rows would misread
         with open(out, newline="") as f:
             header = next(csv.reader(f), None)
@@ -67,6 +70,7 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
     from . import bench
 
     prefixes = (kernels,) if isinstance(kernels, str) else tuple(kernels or ())
+    split_counts = None if splits is None else set(splits)
 
     torch.set_float32_matmul_precision("highest")
     sms = torch.cuda.get_device_properties(device).multi_processor_count
@@ -85,7 +89,9 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             m = shape.m if shape.bmm or shape.batch == 1 else shape.m * shape.batch
             plans = [tuple(p) for p, _ in _C.exact_candidates(m, shape.n, shape.k, shape.batch if shape.bmm else 1,
                                                               a_k, b_k, b_vec, sms, a_vec)
-                     if kernels is None or p.kernel.startswith(prefixes)]
+                     if (kernels is None or p.kernel.startswith(prefixes))
+                     and (exact_kernels is None or p.kernel in exact_kernels)
+                     and (split_counts is None or p.splits in split_counts)]
             rows = []
             for plan in [("cublas",), ("auto",)] + plans:
                 if progress:  # before the call, so that a crash names its candidate
@@ -244,6 +250,33 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     return params.tolist()
 
 
+def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
+    """CUTLASS's tiles' costs per K-major element of A and of B copied into shared memory
+    alone fitted to the measured candidates of CUTLASS's kernel on the operands as they lie
+    (least squares of the relative error, >= 0), every other parameter held: the part of the
+    model that the shared-memory layout of a K-major operand sets (csrc/auto/cutlass_simt.cuh)."""
+    import numpy as np
+    from scipy.optimize import lsq_linear
+
+    params = np.array(params if params is not None else _C.exact_model(), dtype=float)
+    # Every tile's K-major columns; the rows of CUTLASS's plans leave gemmtiles' own tiles' at zero.
+    cols = [GLOBAL_FEATURES + PER_TILE * t + i for t in range(_tiles()) for i in (2, 3)]
+    x, y = [], []
+    for p in probs.values():
+        for plan, f, us in p["candidates"]:
+            f = np.array(f, dtype=float)
+            if plan.kernel == "cutlass" and f[cols].any():
+                held = float(f @ params - f[cols] @ params[cols])
+                x.append(f[cols] / us)
+                y.append((us - held) / us)
+    if not x:
+        return params.tolist()
+    x, y = np.array(x), np.array(y)
+    used = np.abs(x).sum(axis=0) > 0
+    params[np.array(cols)[used]] = lsq_linear(x[:, used], y, bounds=(0, np.inf)).x
+    return params.tolist()
+
+
 def check(probs: dict, params: list[float]) -> dict:
     """The geomean speed against cuBLAS of the candidate the parameters pick (by rank_us) and of
     the best measured one, and the median relative error of the estimates."""
@@ -274,14 +307,17 @@ def main(argv=None) -> int:
     p.add_argument("--sms", type=int, default=132)
     p.add_argument("--gemv", action="store_true",
                    help="fit the GEMV kernel's parameters alone (fit_gemv), the others held")
+    p.add_argument("--kmajor", action="store_true",
+                   help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
     args = p.parse_args(argv)
     train = problems(load(args.train), args.sms)
-    if args.gemv:
+    if args.gemv or args.kmajor:
+        part = fit_gemv if args.gemv else fit_kmajor
         keys = sorted(train)
         for name, fit_on, rest in (("A", keys[::2], keys[1::2]), ("B", keys[1::2], keys[::2])):
-            params = fit_gemv({k: train[k] for k in fit_on})
+            params = part({k: train[k] for k in fit_on})
             print(f"fitted on half {name}, the other half:", check({k: train[k] for k in rest}, params))
-        params = fit_gemv(train)
+        params = part(train)
         print("shipped:", check(train, _C.exact_model()))
         print("fitted, training sample:", check(train, params))
         print("params:", ", ".join(f"{x:.6g}" for x in params))

@@ -28,6 +28,10 @@ def main():
     p.add_argument("--kernels", default="",
                    help="only the candidates whose kernel starts with one of these, comma-separated "
                         "(skinny,cutlass,...); default all")
+    p.add_argument("--exact-kernels", default="",
+                   help="only the candidates of these kernels, named whole, comma-separated "
+                        "(cutlass: CUTLASS's kernel on the operands as they lie); default all")
+    p.add_argument("--splits", default="", help="only the candidates of these splits, comma-separated; default all")
     args = p.parse_args()
     shapes = bench.shape_set(args.shapes, "cuda")
     rows = lambda s: s.m if s.bmm else s.m * s.batch  # noqa: E731
@@ -38,7 +42,9 @@ def main():
     if args.layouts:
         shapes = [s for s in shapes if s.layout in args.layouts.split(",")]
     exact_fit.measure(shapes, args.out, torch.device("cuda"), args.repeats, args.start, progress=sys.stderr,
-                      kernels=args.kernels.split(",") if args.kernels else None)
+                      kernels=args.kernels.split(",") if args.kernels else None,
+                      exact_kernels=args.exact_kernels.split(",") if args.exact_kernels else None,
+                      splits=[int(s) for s in args.splits.split(",")] if args.splits else None)
 
 
 if __name__ == "__main__":

@@ -239,6 +239,37 @@ def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     assert fitted[g0:] == pytest.approx(truth[g0:], rel=1e-3, abs=1e-6)
 
 
+def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path):
+    # Timings of CUTLASS's kernel on K-major operands made from known costs per K-major
+    # element: the fit finds each tile's, and changes no other parameter.
+    params = _C.exact_model()
+    g, per = exact_fit.GLOBAL_FEATURES, exact_fit.PER_TILE
+    tiles = {(c.mt, c.nw) for c, _ in _C.exact_candidates(512, 512, 512, 1, True, True, True, H100_SMS)
+             if c.kernel == "cutlass"}
+    cols = [g + per * t + i for t in range(len(tiles)) for i in (2, 3)]
+    truth = list(params)
+    for j, col in enumerate(cols):
+        truth[col] = 10.0 + 7.0 * j
+    rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err,w"]
+    rng = random.Random(4)
+    for i in range(60):
+        m, n, k = rng.randint(64, 4000), rng.randint(64, 4000), rng.randint(64, 4000)
+        layout = ("NN", "NT")[i % 2]
+        a_k, b_k = True, layout == "NT"
+        rows.append(f"1,{m},{n},{k},{layout},0,cublas,0,0,0,10.0,0,0")
+        for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS):
+            if c.kernel == "cutlass":
+                f = _C.exact_features(*c, m, n, k, 1, a_k, b_k, H100_SMS)
+                us = sum(a * b for a, b in zip(f, truth))
+                rows.append(f"1,{m},{n},{k},{layout},0,cutlass,{c.mt},{c.nw},{c.splits},{us},0,{c.w}")
+    path = tmp_path / "kmajor.csv"
+    path.write_text("\n".join(rows) + "\n")
+    fitted = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
+    held = [i for i in range(len(params)) if i not in cols]
+    assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
+    assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
+
+
 def test_exact_fit_refuses_to_append_to_a_csv_of_other_columns(tmp_path):
     path = tmp_path / "old.csv"
     path.write_text("batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err\n")
