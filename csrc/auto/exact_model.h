@@ -72,15 +72,19 @@ struct ExactModel {
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
 // features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
-// random samples hold few products of 5-8 rows of an aligned W.
+// random samples hold few products of 5-8 rows of an aligned W. CUTLASS's tiles' costs per
+// K-major element of A and of B (the third and fourth of each tile's five) are fitted apart,
+// the others held (python -m gemmtiles.exact_fit --kmajor: exact_fit.fit_kmajor), to CUTLASS's
+// kernel on the NN and NT products of random:200:1 with the padded shared-memory tiles of
+// auto/cutlass_simt.cuh, on an H200 (the H100's SMs and clocks; a cost inside the SM).
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
-     0.138073, 4.36313, 100.819, 80.5143, 6.44217,
-     0.171855, 4.20158, 74.0326, 108.951, 1.82696,
-     0.236593, 4.35952, 106.35, 142.304, 0.0813068,
-     0.242447, 4.5983, 76.9144, 179.384, 0.268079,
-     0.256641, 4.56295, 92.6694, 137.884, 0.464444,
-     0.181453, 5.57626, 171.237, 237.386, 0,
+     0.138073, 4.36313, 43.3952, 0, 6.44217,
+     0.171855, 4.20158, 2.9199, 0, 1.82696,
+     0.236593, 4.35952, 0, 0, 0.0813068,
+     0.242447, 4.5983, 0, 0, 0.268079,
+     0.256641, 4.56295, 0, 10.4892, 0.464444,
+     0.181453, 5.57626, 0, 32.6944, 0,
      0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
      0.261992, 4.49901, 0.0756889, 0, 5.50731,
      0.423884, 3.94571, 0, 11.7391, 9.77315},
