@@ -215,6 +215,22 @@ def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_p
     assert timed == {tuple(alone): 30.0}
 
 
+def _timed_by_model(path, shapes, kernel, params):
+    """A candidates CSV at `path` of every `kernel` candidate of each (m, n, k, layout) in
+    `shapes`, each timed as the model with `params` estimates it (cuBLAS 10 µs); the path."""
+    rows = [",".join(exact_fit.CSV_FIELDS)]
+    for m, n, k, layout in shapes:
+        a_k, b_k = layout[0] == "N", layout[1] == "T"
+        rows.append(f"1,{m},{n},{k},{layout},0,cublas,0,0,0,10.0,0,0")
+        for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS):
+            if c.kernel == kernel:
+                f = _C.exact_features(*c, m, n, k, 1, a_k, b_k, H100_SMS)
+                us = sum(a * b for a, b in zip(f, params))
+                rows.append(f"1,{m},{n},{k},{layout},0,{kernel},{c.mt},{c.nw},{c.splits},{us},0,{c.w}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
 def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     # Timings made from known GEMV parameters (the skinny kernels' B rate among them): the fit
     # finds them, and changes no other parameter.
@@ -222,18 +238,9 @@ def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     g0 = len(params) - exact_fit.GEMV
     truth = list(params)
     truth[g0:] = [5.0, params[g0 - exact_fit.COPY - exact_fit.SKINNY + 1], 0.01, 0.8, 20.0]
-    rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err,w"]
     rng = random.Random(3)
-    for _ in range(40):
-        m, n, k = rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000)
-        rows.append(f"1,{m},{n},{k},NT,0,cublas,0,0,0,10.0,0,0")
-        for c, _ in _C.exact_candidates(m, n, k, 1, True, True, True, H100_SMS):
-            if c.kernel == "gemv":
-                f = _C.exact_features(*c, m, n, k, 1, True, True, H100_SMS)
-                us = sum(a * b for a, b in zip(f, truth))
-                rows.append(f"1,{m},{n},{k},NT,0,gemv,{c.mt},{c.nw},1,{us},0,{c.w}")
-    path = tmp_path / "gemv.csv"
-    path.write_text("\n".join(rows) + "\n")
+    shapes = [(rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000), "NT") for _ in range(40)]
+    path = _timed_by_model(tmp_path / "gemv.csv", shapes, "gemv", truth)
     fitted = exact_fit.fit_gemv(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
     assert fitted[:g0] == pytest.approx(params[:g0], rel=0, abs=0)
     assert fitted[g0:] == pytest.approx(truth[g0:], rel=1e-3, abs=1e-6)
@@ -250,20 +257,10 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
     truth = list(params)
     for j, col in enumerate(cols):
         truth[col] = 10.0 + 7.0 * j
-    rows = ["batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err,w"]
     rng = random.Random(4)
-    for i in range(60):
-        m, n, k = rng.randint(64, 4000), rng.randint(64, 4000), rng.randint(64, 4000)
-        layout = ("NN", "NT")[i % 2]
-        a_k, b_k = True, layout == "NT"
-        rows.append(f"1,{m},{n},{k},{layout},0,cublas,0,0,0,10.0,0,0")
-        for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS):
-            if c.kernel == "cutlass":
-                f = _C.exact_features(*c, m, n, k, 1, a_k, b_k, H100_SMS)
-                us = sum(a * b for a, b in zip(f, truth))
-                rows.append(f"1,{m},{n},{k},{layout},0,cutlass,{c.mt},{c.nw},{c.splits},{us},0,{c.w}")
-    path = tmp_path / "kmajor.csv"
-    path.write_text("\n".join(rows) + "\n")
+    shapes = [(rng.randint(64, 4000), rng.randint(64, 4000), rng.randint(64, 4000), ("NN", "NT")[i % 2])
+              for i in range(60)]
+    path = _timed_by_model(tmp_path / "kmajor.csv", shapes, "cutlass", truth)
     fitted = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
     held = [i for i in range(len(params)) if i not in cols]
     assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
