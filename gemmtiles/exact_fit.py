@@ -256,7 +256,6 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     (least squares of the relative error, >= 0), every other parameter held: the part of the
     model that the shared-memory layout of a K-major operand sets (csrc/auto/cutlass_simt.cuh)."""
     import numpy as np
-    from scipy.optimize import lsq_linear
 
     params = np.array(params if params is not None else _C.exact_model(), dtype=float)
     # Every tile's K-major columns; the rows of CUTLASS's plans leave gemmtiles' own tiles' at zero.
@@ -273,7 +272,7 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
         return params.tolist()
     x, y = np.array(x), np.array(y)
     used = np.abs(x).sum(axis=0) > 0
-    params[np.array(cols)[used]] = lsq_linear(x[:, used], y, bounds=(0, np.inf)).x
+    params[np.array(cols)[used]] = _nnls_small(x[:, used], y)
     return params.tolist()
 
 
