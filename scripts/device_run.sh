@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick cands sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   steps: tests quick cands refit-kmajor sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   (refit-kmajor: CUTLASS's K-major copy costs refitted on this GPU, exact_fit.fit_kmajor, and
+#   the steps after it run on a table that holds that model line alone)
 #   (quick: pytest on PYTEST_ARGS, default tests/test_auto.py, and -k "$PYTEST_K" if set)
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
 cd "$(dirname "$0")/.."
 # Logs gather in $LOGS and come back as one archive (the tool returns few files).
-OUT=${OUT:-gpu-logs}
+export OUT=${OUT:-gpu-logs}
 LOGS=$(mktemp -d)
 mkdir -p "$OUT"
 # A second call in one command keeps the first's archive: logs-2.tgz, logs-3.tgz, ...
@@ -57,6 +59,23 @@ for step in "$@"; do
         start=$((last + 1))
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
+    refit-kmajor)  # CUTLASS's kernel on the NN and NT products of the training sample, straight into $OUT
+      timeout "${CAND_S:-150}" python3 scripts/measure_candidates.py --shapes "random:${CAND_N:-200}:${CAND_SEED:-1}" \
+        --layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16 --repeats 3 --out "$OUT/cands-kmajor.csv" \
+        2>"$LOGS/refit-kmajor.err"
+      tail -1 "$LOGS/refit-kmajor.err"
+      python3 -m gemmtiles.exact_fit "$OUT/cands-kmajor.csv" --kmajor | tee "$LOGS/refit-kmajor.txt" | head -4
+      unset GEMMTILES_AUTO_TABLES
+      export GEMMTILES_CACHE=$LOGS/cache
+      mkdir -p "$GEMMTILES_CACHE/auto"
+      python3 -c 'import os, torch
+from gemmtiles import exact_fit
+from gemmtiles._ops import _C
+p = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(os.environ["OUT"] + "/cands-kmajor.csv"),
+                                            torch.cuda.get_device_properties(0).multi_processor_count))
+path = os.path.join(os.environ["GEMMTILES_CACHE"], "auto", _C.auto_table_file(torch.cuda.get_device_name()))
+open(path, "w").write(exact_fit.model_line(p) + "\n")
+print("the steps after this one read", path)' ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \
