@@ -29,7 +29,7 @@ struct PaddedSimtMultiplyAdd {};
 // 8-deep slice at a time: lane t copies element (k = t % 8, row t / 8) to row + k * ld. Its
 // default pad (K / 32, none for 8-deep slices) leaves ld a multiple of 32 floats, so the eight
 // k of a row fall in one bank: every copy of a warp is an 8-way bank conflict, on both operands
-// of NT and on A of NN. A pad of 4 floats (ld % 32 == 4) spreads a warp's 32 copies over 32
+// of NT, A of NN and B of TT. A pad of 4 floats (ld % 32 == 4) spreads a warp's 32 copies over 32
 // banks, and keeps each k's line 16-byte aligned for the warps' 4-float reads (CUTLASS's
 // "padding must be divisible by lane"). Everything else is CUTLASS's core for that layout.
 #define GEMMTILES_PADDED_SIMT_CORE(LAYOUT_A, LAYOUT_B, PAD_A, PAD_B)                                          \
