@@ -304,12 +304,25 @@ def main(argv=None) -> int:
     p.add_argument("--holdout", action="store_true",
                    help="fit on every other shape of the training sample and check on the rest")
     p.add_argument("--sms", type=int, default=132)
-    p.add_argument("--gemv", action="store_true",
-                   help="fit the GEMV kernel's parameters alone (fit_gemv), the others held")
-    p.add_argument("--kmajor", action="store_true",
-                   help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
+    part_of = p.add_mutually_exclusive_group()
+    part_of.add_argument("--gemv", action="store_true",
+                         help="fit the GEMV kernel's parameters alone (fit_gemv), the others held")
+    part_of.add_argument("--kmajor", action="store_true",
+                         help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
+    p.add_argument("--table-out", metavar="FILE",
+                   help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
+                        "line alone")
     args = p.parse_args(argv)
     train = problems(load(args.train), args.sms)
+
+    def done(params) -> int:
+        print("params:", ", ".join(f"{x:.6g}" for x in params))
+        if args.table_out:
+            with open(args.table_out, "w") as f:
+                f.write(model_line(params) + "\n")
+            print("wrote", args.table_out)
+        return 0
+
     if args.gemv or args.kmajor:
         part = fit_gemv if args.gemv else fit_kmajor
         keys = sorted(train)
@@ -319,8 +332,7 @@ def main(argv=None) -> int:
         params = part(train)
         print("shipped:", check(train, _C.exact_model()))
         print("fitted, training sample:", check(train, params))
-        print("params:", ", ".join(f"{x:.6g}" for x in params))
-        return 0
+        return done(params)
     if args.holdout:
         keys = sorted(train)
         rest = {k: train[k] for k in keys[1::2]}
@@ -331,8 +343,7 @@ def main(argv=None) -> int:
     print("fitted, training sample:", check(train, params))
     if args.check:
         print("fitted, check sample:", check(problems(load(args.check), args.sms), params))
-    print("params:", ", ".join(f"{x:.6g}" for x in params))
-    return 0
+    return done(params)
 
 
 if __name__ == "__main__":

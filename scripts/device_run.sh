@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 # Logs gather in $LOGS and come back as one archive (the tool returns few files).
-export OUT=${OUT:-gpu-logs}
+OUT=${OUT:-gpu-logs}
 LOGS=$(mktemp -d)
 mkdir -p "$OUT"
 # A second call in one command keeps the first's archive: logs-2.tgz, logs-3.tgz, ...
@@ -64,18 +64,13 @@ for step in "$@"; do
         --layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16 --repeats 3 --out "$OUT/cands-kmajor.csv" \
         2>"$LOGS/refit-kmajor.err"
       tail -1 "$LOGS/refit-kmajor.err"
-      python3 -m gemmtiles.exact_fit "$OUT/cands-kmajor.csv" --kmajor | tee "$LOGS/refit-kmajor.txt" | head -4
       unset GEMMTILES_AUTO_TABLES
       export GEMMTILES_CACHE=$LOGS/cache
       mkdir -p "$GEMMTILES_CACHE/auto"
-      python3 -c 'import os, torch
-from gemmtiles import exact_fit
-from gemmtiles._ops import _C
-p = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(os.environ["OUT"] + "/cands-kmajor.csv"),
-                                            torch.cuda.get_device_properties(0).multi_processor_count))
-path = os.path.join(os.environ["GEMMTILES_CACHE"], "auto", _C.auto_table_file(torch.cuda.get_device_name()))
-open(path, "w").write(exact_fit.model_line(p) + "\n")
-print("the steps after this one read", path)' ;;
+      read -r sms table < <(python3 -c 'import torch; from gemmtiles._ops import _C
+print(torch.cuda.get_device_properties(0).multi_processor_count, _C.auto_table_file(torch.cuda.get_device_name()))')
+      python3 -m gemmtiles.exact_fit "$OUT/cands-kmajor.csv" --kmajor --sms "$sms" \
+        --table-out "$GEMMTILES_CACHE/auto/$table" | tee "$LOGS/refit-kmajor.txt" | grep -v '^params' ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \

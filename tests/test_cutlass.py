@@ -267,6 +267,25 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
     assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
 
 
+def test_exact_fit_writes_its_fit_as_a_table_auto_reads(tmp_path, capsys):
+    # --table-out: the fitted parameters as a table of one 'model exact' line, which auto's
+    # table parser takes and plans by.
+    params = _C.exact_model()
+    truth = list(params)
+    truth[exact_fit.GLOBAL_FEATURES + 2] = 60.0  # the large tile's cost per K-major element of A
+    rng = random.Random(5)
+    shapes = [(rng.randint(64, 4000), rng.randint(64, 4000), rng.randint(64, 4000), "NT") for _ in range(20)]
+    path = _timed_by_model(tmp_path / "kmajor.csv", shapes, "cutlass", truth)
+    table = tmp_path / "table.txt"
+    assert exact_fit.main([str(path), "--kmajor", "--table-out", str(table)]) == 0
+    text = table.read_text()
+    assert text.startswith("model exact ") and len(text.splitlines()) == 1
+    assert _C.auto_plan(2048, 2048, 2048, 1, True, True, H100_SMS, True, text, True, True).kernel in CUTLASS_KERNELS
+    with pytest.raises(SystemExit):
+        exact_fit.main([str(path), "--kmajor", "--gemv"])
+    capsys.readouterr()
+
+
 def test_exact_fit_refuses_to_append_to_a_csv_of_other_columns(tmp_path):
     path = tmp_path / "old.csv"
     path.write_text("batch,m,n,k,layout,bmm,candidate,mt,nw,splits,us,err\n")
