@@ -3,6 +3,8 @@ is and what it can run here."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from . import precision
@@ -35,7 +37,7 @@ def config() -> dict:
             name = torch.cuda.get_device_name(d)
             table = _tables.find(_C, name)
             gpus.append(f"cuda:{d} {name} (compute capability {major}.{minor}; auto's tuned table: "
-                        f"{table if table else 'none, the heuristic'})")
+                        f"{table if table else 'none'}; {_exact_model(d, table)})")
     runs = {}
     for device in DEVICES:
         if device == "cuda" and not gpus:
@@ -54,6 +56,22 @@ def config() -> dict:
         "auto's tensor cores": precision.auto_tensor_cores(),
         "precisions of the tiers": sorted({t.precision for t in TIERS}),
     }
+
+
+def _exact_model(device: int, table) -> str:
+    """Where auto's exact-kernel cost model comes from on `device`: its table's own fit, or the
+    shipped fit scaled to the GPU's DRAM and SM clock (scaled_exact_model, csrc/auto/exact_model.h)."""
+    from ._ops import _C
+    from .exact_fit import COPY, GEMV, GLOBAL_FEATURES, SKINNY
+
+    if table and any(line.startswith("model exact") for line in Path(table).read_text().splitlines()):
+        return "cost model: the table's own fit"
+    p = torch.cuda.get_device_properties(device)
+    clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
+    fitted, here = _C.exact_model(), _C.exact_model(clock, dram, bus)
+    skinny_b = len(fitted) - GEMV - COPY - SKINNY + 1  # the skinny kernels' microseconds per MB of B
+    return (f"cost model: the shipped fit, DRAM traffic x{here[skinny_b] / fitted[skinny_b]:.2f} and SM work "
+            f"x{here[GLOBAL_FEATURES] / fitted[GLOBAL_FEATURES]:.2f} their time on the GPU it was fitted on")
 
 
 def show_config() -> None:

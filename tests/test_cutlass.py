@@ -607,8 +607,11 @@ def test_auto_epilogue_on_its_own_plan(c_shape, beta):
 
 @contextlib.contextmanager
 def _no_table():
+    # No per-shape entries, and the shipped model's parameters as they are (not scaled to this
+    # GPU's clocks: scaled_exact_model), which _planned weighs.
     device = torch.cuda.current_device()
-    _C.set_auto_table(device, "", "test_cutlass: no per-shape entries")
+    line = f"model exact {_C.exact_model_layout()} " + " ".join(f"{x:.17g}" for x in _C.exact_model())
+    _C.set_auto_table(device, line, "test_cutlass: the shipped model, no per-shape entries")
     try:
         yield
     finally:
@@ -675,6 +678,52 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
 
 _PARAMS = len(_C.exact_model())
 _TAG = f"model exact {_C.exact_model_layout()} "
+
+
+# The GPU the shipped model was fitted on (scaled_exact_model, exact_model.h): SM clock, DRAM clock
+# (kHz) and bus width (bits) of the H100 SXM.
+_H100_CLOCKS = (1980000, 2619000, 5120)
+
+
+def _split(params):
+    """The cost model's parameters by kind: CUTLASS's and gemmtiles' tiles, the skinny kernels',
+    the copies', the GEMV kernel's (exact_model.h)."""
+    skinny0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+    copy0 = skinny0 + exact_fit.SKINNY
+    gemv0 = copy0 + exact_fit.COPY
+    return params[:skinny0], params[skinny0:copy0], params[copy0:gemv0], params[gemv0:]
+
+
+def test_the_model_scales_to_a_gpus_dram_and_sm_clock():
+    fitted = _C.exact_model()
+    assert _C.exact_model(*_H100_CLOCKS) == pytest.approx(fitted)  # the GPU it was fitted on
+    assert _C.exact_model(0, 0, 0) == pytest.approx(fitted)         # unknown: as fitted
+    # Twice the DRAM rate (the bus twice as wide): DRAM traffic's microseconds halve, the rest stay.
+    wide = _C.exact_model(_H100_CLOCKS[0], _H100_CLOCKS[1], 2 * _H100_CLOCKS[2])
+    (tiles, skinny, copy, gemv), (w_tiles, w_skinny, w_copy, w_gemv) = _split(fitted), _split(wide)
+    dram = {("tiles", 4), ("skinny", 1), ("copy", 1), ("gemv", 1)}
+    for name, f, w in [("tiles", tiles, w_tiles), ("skinny", skinny, w_skinny), ("copy", copy, w_copy),
+                       ("gemv", gemv, w_gemv)]:
+        for i, (x, y) in enumerate(zip(f, w)):
+            assert y == pytest.approx(x / 2 if (name, i) in dram else x), (name, i)
+    # Half the SM clock: the SMs' work takes twice as long, launches and DRAM traffic do not.
+    slow = _C.exact_model(_H100_CLOCKS[0] / 2, *_H100_CLOCKS[1:])
+    s_tiles, s_skinny, _, s_gemv = _split(slow)
+    assert s_tiles[exact_fit.GLOBAL_FEATURES:] == pytest.approx([2 * x for x in tiles[exact_fit.GLOBAL_FEATURES:]])
+    assert s_tiles[:5] == pytest.approx(tiles[:5]) and s_tiles[5] == pytest.approx(2 * tiles[5])
+    assert s_skinny[:2] == pytest.approx(skinny[:2]) and s_skinny[5:] == pytest.approx([2 * x for x in skinny[5:]])
+    assert s_gemv[:2] == pytest.approx(gemv[:2]) and s_gemv[4] == pytest.approx(2 * gemv[4])
+
+
+def test_more_dram_bandwidth_moves_few_rows_to_the_kernels_that_stream_w():
+    # 16 rows against a 4096 x 4096 W^T: reading W bounds the skinny kernel, less so CUTLASS's
+    # tiles. On the fitted GPU the model gives CUTLASS's tile; at 1.5 times its DRAM rate, the
+    # skinny kernel.
+    line = lambda p: f"model exact {_C.exact_model_layout()} " + " ".join(f"{x:.17g}" for x in p)  # noqa: E731
+    args = (16, 4096, 4096, 1, True, True, H100_SMS, True)
+    assert _C.auto_plan(*args, line(_C.exact_model()), True, True).kernel == "cutlass"
+    faster = _C.exact_model(_H100_CLOCKS[0], _H100_CLOCKS[1], 1.5 * _H100_CLOCKS[2])
+    assert _C.auto_plan(*args, line(faster), True, True).kernel.startswith("skinny")
 
 
 def test_a_tables_exact_model_line_sets_the_model():

@@ -53,6 +53,24 @@ const TensorCoreModel& device_tensor_core_model(c10::DeviceIndex device) {
   return all.at(static_cast<size_t>(device));
 }
 
+// The exact-kernel model for `device` where its tuned table has none: the H100's fit scaled to
+// this GPU's SM clock and DRAM rate (scaled_exact_model in exact_model.h), read once per device.
+const ExactModel& device_exact_model(c10::DeviceIndex device) {
+  static std::once_flag once;
+  static std::vector<ExactModel> all;
+  std::call_once(once, [] {
+    all.resize(static_cast<size_t>(c10::cuda::device_count()));
+    for (size_t d = 0; d < all.size(); ++d) {
+      int clock_khz = 0, dram_khz = 0, bus_bits = 0;
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, static_cast<int>(d)));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&dram_khz, cudaDevAttrMemoryClockRate, static_cast<int>(d)));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, static_cast<int>(d)));
+      all[d] = scaled_exact_model(clock_khz, dram_khz, bus_bits);
+    }
+  });
+  return all.at(static_cast<size_t>(device));
+}
+
 // A copy of the rows x cols matrix at `data` (row pitch ld, unit column stride) whose pitch is
 // rounded up to 4 floats, 16-byte aligned: rows that take float4 loads. The pad is never read.
 at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t ld, c10::DeviceIndex device) {
@@ -135,7 +153,8 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
     if (hit != plans.end()) return hit->second;
   }
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass, math, device_tensor_core_model(device));
+                                  table.get(), a_vec, cutlass, math, device_tensor_core_model(device),
+                                  device_exact_model(device));
   const std::lock_guard<std::mutex> lock(mu);
   if (tables[int(device)] == table) {
     if (plans.size() >= kPlanCacheSize) plans.clear();

@@ -92,6 +92,34 @@ inline constexpr ExactModel kExactModel{
     {3.10046, 0.351452},
     {3.87418, 0.333391, 0, 0.522322, 38.4474}};
 
+// What kExactModel's rates were fitted on: the H100 SXM's SM clock (1980 MHz) and its DRAM
+// (HBM3 at 2619 MHz on a 5120-bit bus: 3.35 TB/s).
+inline constexpr double kExactModelClockKhz = 1980000.0;
+inline constexpr double kExactModelDramKhz = 2619000.0, kExactModelBusBits = 5120.0;
+
+// kExactModel for a GPU whose tuned table carries no fit of its own: the microseconds of DRAM
+// traffic (the operands' compulsory bytes, B as the skinny and GEMV kernels stream it, the
+// copies' bytes) scaled by the DRAM's rate (its clock times its bus width), those of the SMs'
+// work (k iterations, FMAs, shared-memory copies, waves, the skinny and GEMV kernels' steps,
+// reads of A and of partial products that L2 serves) by the SM clock; launches and fix-ups
+// as fitted, and a split's partial tiles too (written and read back, at a rate past DRAM's:
+// mostly through L2). The SM count is a feature already. A value <= 0 (unknown) leaves its
+// part as fitted.
+inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double bus_bits) {
+  ExactModel m = kExactModel;
+  const double sm = clock_khz > 0 ? kExactModelClockKhz / clock_khz : 1.0;
+  const double dram = dram_khz > 0 && bus_bits > 0 ? kExactModelDramKhz * kExactModelBusBits / (dram_khz * bus_bits) : 1.0;
+  m.cutlass[4] *= dram;  // operands' MB
+  m.cutlass[5] *= sm;    // split blocks per SM
+  for (int i = kGlobalFeatures; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;
+  m.skinny[1] *= dram;  // B's MB over the SMs it streams through
+  for (const int i : {2, 4, 5, 6}) m.skinny[i] *= sm;
+  m.copy[1] *= dram;
+  m.gemv[1] *= dram;
+  for (const int i : {2, 3, 4}) m.gemv[i] *= sm;
+  return m;
+}
+
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The features of tile `tile` (rows bm x cols bn) on an M x N x K product, `batch` of them

@@ -638,7 +638,9 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
 // gemmtiles._C.exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms)
 // -> [float]: the cost model's features of that plan (plan.h, exact_plan_features; zeros for a
 // plan the model does not cover), for the fit;
-// gemmtiles._C.exact_model() -> [float]: its parameters, in the same order.
+// gemmtiles._C.exact_model(clock_khz=0, dram_khz=0, bus_bits=0) -> [float]: its parameters, in
+// the same order: as fitted, or as auto scales them to a GPU of that SM clock and DRAM where
+// its table has no fit of its own (scaled_exact_model; 0: that part as fitted).
 PyObject* py_exact_features(PyObject*, PyObject* args) {
   const char* kernel;
   int mt, nw, w, a_kmajor, b_kmajor;
@@ -656,7 +658,13 @@ PyObject* py_exact_features(PyObject*, PyObject* args) {
   return double_list(features.value_or(std::array<double, gemmtiles::kExactModelSize>{}));
 }
 PyObject* py_forced_plan_refused(PyObject*, PyObject*) { return PyBool_FromLong(gemmtiles::forced_plan_refused()); }
-PyObject* py_exact_model(PyObject*, PyObject*) { return double_list(gemmtiles::exact_model_params()); }
+PyObject* py_exact_model(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"clock_khz", "dram_khz", "bus_bits", nullptr};
+  double clock_khz = 0, dram_khz = 0, bus_bits = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ddd", const_cast<char**>(names), &clock_khz, &dram_khz, &bus_bits))
+    return nullptr;
+  return double_list(gemmtiles::exact_model_params(gemmtiles::scaled_exact_model(clock_khz, dram_khz, bus_bits)));
+}
 
 // gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
 PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_CUTLASS); }
@@ -777,7 +785,10 @@ PyMethodDef methods[] = {
     {"forced_plan_refused", py_forced_plan_refused, METH_NOARGS,
      "forced_plan_refused(): whether a call since the last force_auto_plan ran auto's own plan, the forced one "
      "not taking its problem."},
-    {"exact_model", py_exact_model, METH_NOARGS, "exact_model(): the cost model's parameters."},
+    {"exact_model", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_exact_model)),
+     METH_VARARGS | METH_KEYWORDS,
+     "exact_model(clock_khz=0, dram_khz=0, bus_bits=0): the cost model's parameters as fitted, or scaled to a GPU "
+     "of that SM clock and DRAM (clock and bus width; 0: as fitted)."},
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
     {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
