@@ -5,10 +5,11 @@ every candidate `_C.exact_candidates` lists for each shape of a random sample, f
 the auto op (`_C.force_auto_plan`), and writes the timings as CSV; this module reads them, takes each candidate's features from the C++ model
 itself (`_C.exact_features`), and fits the parameters by non-negative least squares of the
 relative error. `check` scores a parameter vector on another sample: the speed of the
-candidate it picks, and of the best one, against cuBLAS. `fit_gemv` fits the GEMV kernel's
-parameters alone, the others held.
+candidate it picks, and of the best one, against cuBLAS. `fit_gemv`, `fit_kmajor` and
+`fit_skinny` fit one part of the parameters alone (the GEMV kernel's, CUTLASS's costs per
+K-major element, the skinny kernels'), the others held at this GPU's model (`gpu_model`).
 
-    python -m gemmtiles.exact_fit candidates.csv [--sms 132] [--gemv]
+    python -m gemmtiles.exact_fit candidates.csv [--sms 132] [--gemv | --kmajor | --skinny]
 """
 
 from __future__ import annotations
@@ -201,6 +202,20 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     return params.tolist()
 
 
+def gpu_model(device=None) -> list[float]:
+    """The exact model's parameters as auto prices plans on `device` (a CUDA device; None: the
+    current one) where no table carries a fit of its own: the shipped fit scaled to the GPU's
+    SM clock and DRAM (scaled_exact_model, csrc/auto/exact_model.h); without a GPU, as fitted.
+    The partial fits hold the parameters they do not fit at these."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return _C.exact_model()
+    p = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
+    clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
+    return _C.exact_model(clock, dram, bus)
+
+
 def _nnls_small(x, y):
     """argmin ||x p - y|| over p >= 0 for a few columns: the least-squares solution on each
     subset of the columns, the best of those with no negative entry (exact where the columns
@@ -230,7 +245,7 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     and their largest B too few to pin the rate down (docs/auto.md)."""
     import numpy as np
 
-    params = np.array(params if params is not None else _C.exact_model(), dtype=float)
+    params = np.array(params if params is not None else gpu_model(), dtype=float)
     g0 = len(params) - GEMV
     b_rate = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
     x, y = [], []
@@ -257,7 +272,7 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     model that the shared-memory layout of a K-major operand sets (csrc/auto/cutlass_simt.cuh)."""
     import numpy as np
 
-    params = np.array(params if params is not None else _C.exact_model(), dtype=float)
+    params = np.array(params if params is not None else gpu_model(), dtype=float)
     # Every tile's K-major columns; the rows of CUTLASS's plans leave gemmtiles' own tiles' at zero.
     cols = [GLOBAL_FEATURES + PER_TILE * t + i for t in range(_tiles()) for i in (2, 3)]
     x, y = [], []
@@ -273,6 +288,33 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     x, y = np.array(x), np.array(y)
     used = np.abs(x).sum(axis=0) > 0
     params[np.array(cols)[used]] = _nnls_small(x[:, used], y)
+    return params.tolist()
+
+
+def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
+    """The skinny kernels' parameters alone fitted to their measured candidates (least squares
+    of the relative error, >= 0), every other parameter held but the GEMV kernel's rate per byte
+    of B, which follows the skinny kernels' (fit_gemv holds it there): the part of the model
+    that products of up to 16 rows weigh against CUTLASS's tiles."""
+    import numpy as np
+
+    params = np.array(params if params is not None else gpu_model(), dtype=float)
+    s0 = len(params) - GEMV - COPY - SKINNY
+    cols = np.arange(s0, s0 + SKINNY)
+    x, y = [], []
+    for p in probs.values():
+        for plan, f, us in p["candidates"]:
+            if plan.kernel.startswith("skinny"):
+                f = np.array(f, dtype=float)
+                held = float(f @ params - f[cols] @ params[cols])
+                x.append(f[cols] / us)
+                y.append((us - held) / us)
+    if not x:
+        return params.tolist()
+    x, y = np.array(x), np.array(y)
+    used = np.abs(x).sum(axis=0) > 0
+    params[cols[used]] = _nnls_small(x[:, used], y)
+    params[len(params) - GEMV + 1] = params[s0 + 1]
     return params.tolist()
 
 
@@ -309,6 +351,8 @@ def main(argv=None) -> int:
                          help="fit the GEMV kernel's parameters alone (fit_gemv), the others held")
     part_of.add_argument("--kmajor", action="store_true",
                          help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
+    part_of.add_argument("--skinny", action="store_true",
+                         help="fit the skinny kernels' parameters alone (fit_skinny), the others held")
     p.add_argument("--table-out", metavar="FILE",
                    help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
                         "line alone")
@@ -323,14 +367,14 @@ def main(argv=None) -> int:
             print("wrote", args.table_out)
         return 0
 
-    if args.gemv or args.kmajor:
-        part = fit_gemv if args.gemv else fit_kmajor
+    if args.gemv or args.kmajor or args.skinny:
+        part = fit_gemv if args.gemv else fit_kmajor if args.kmajor else fit_skinny
         keys = sorted(train)
         for name, fit_on, rest in (("A", keys[::2], keys[1::2]), ("B", keys[1::2], keys[::2])):
             params = part({k: train[k] for k in fit_on})
             print(f"fitted on half {name}, the other half:", check({k: train[k] for k in rest}, params))
         params = part(train)
-        print("shipped:", check(train, _C.exact_model()))
+        print("this GPU's model without a table (the shipped fit, scaled):", check(train, gpu_model()))
         print("fitted, training sample:", check(train, params))
         return done(params)
     if args.holdout:

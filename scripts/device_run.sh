@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick cands refit-kmajor sets-PRECISION random-PRECISION model-PRECISION[-OURS]
-#   (refit-kmajor: CUTLASS's K-major copy costs refitted on this GPU, exact_fit.fit_kmajor, and
-#   the steps after it run on a table that holds that model line alone)
+#   steps: tests quick cands refit-kmajor refit-skinny sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   (refit-kmajor, refit-skinny: CUTLASS's K-major copy costs or the skinny kernels' parameters refitted
+#   on this GPU, exact_fit.fit_kmajor or fit_skinny, and the steps after it run on a table that holds
+#   that model line alone)
 #   (quick: pytest on PYTEST_ARGS, default tests/test_auto.py, and -k "$PYTEST_K" if set)
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
@@ -59,18 +60,26 @@ for step in "$@"; do
         start=$((last + 1))
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
-    refit-kmajor)  # CUTLASS's kernel on the NN and NT products of the training sample, straight into $OUT
+    refit-kmajor|refit-skinny)  # one part of the cost model refitted on this GPU, the others held at the
+      # model auto uses here (exact_fit.gpu_model): CUTLASS's kernel on the NN and NT products of the
+      # training sample (kmajor), or the skinny kernels on its products of up to 16 rows (skinny),
+      # timed straight into $OUT
+      part=${step#refit-}
+      if [ "$part" = kmajor ]; then
+        pick=(--layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16)
+      else
+        pick=(--max-rows 16 --kernels skinny)
+      fi
       timeout "${CAND_S:-150}" python3 scripts/measure_candidates.py --shapes "random:${CAND_N:-200}:${CAND_SEED:-1}" \
-        --layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16 --repeats 3 --out "$OUT/cands-kmajor.csv" \
-        2>"$LOGS/refit-kmajor.err"
-      tail -1 "$LOGS/refit-kmajor.err"
+        "${pick[@]}" --repeats 3 --out "$OUT/cands-$part.csv" 2>"$LOGS/$step.err"
+      tail -1 "$LOGS/$step.err"
       unset GEMMTILES_AUTO_TABLES
       export GEMMTILES_CACHE=$LOGS/cache
       mkdir -p "$GEMMTILES_CACHE/auto"
       read -r sms table < <(python3 -c 'import torch; from gemmtiles._ops import _C
 print(torch.cuda.get_device_properties(0).multi_processor_count, _C.auto_table_file(torch.cuda.get_device_name()))')
-      python3 -m gemmtiles.exact_fit "$OUT/cands-kmajor.csv" --kmajor --sms "$sms" \
-        --table-out "$GEMMTILES_CACHE/auto/$table" | tee "$LOGS/refit-kmajor.txt" | grep -v '^params' ;;
+      python3 -m gemmtiles.exact_fit "$OUT/cands-$part.csv" --"$part" --sms "$sms" \
+        --table-out "$GEMMTILES_CACHE/auto/$table" | tee "$LOGS/$step.txt" | grep -v '^params' ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \

@@ -241,7 +241,7 @@ def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     rng = random.Random(3)
     shapes = [(rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000), "NT") for _ in range(40)]
     path = _timed_by_model(tmp_path / "gemv.csv", shapes, "gemv", truth)
-    fitted = exact_fit.fit_gemv(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
+    fitted = exact_fit.fit_gemv(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
     assert fitted[:g0] == pytest.approx(params[:g0], rel=0, abs=0)
     assert fitted[g0:] == pytest.approx(truth[g0:], rel=1e-3, abs=1e-6)
 
@@ -261,10 +261,32 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
     shapes = [(rng.randint(64, 4000), rng.randint(64, 4000), rng.randint(64, 4000), ("NN", "NT")[i % 2])
               for i in range(60)]
     path = _timed_by_model(tmp_path / "kmajor.csv", shapes, "cutlass", truth)
-    fitted = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(str(path)), H100_SMS))
+    fitted = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
     held = [i for i in range(len(params)) if i not in cols]
     assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
     assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
+
+
+def test_fit_skinny_recovers_the_skinny_parameters_and_holds_the_others(tmp_path):
+    # Timings of the skinny kernels made from known parameters: the fit finds them, the GEMV
+    # kernel's rate per byte of B follows the skinny kernels', and nothing else changes.
+    params = _C.exact_model()
+    s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+    truth = list(params)
+    truth[s0:s0 + exact_fit.SKINNY] = [6.0, 0.25, 12.0, 3.0, 5.0, 10.0, 20.0]
+    rng = random.Random(6)
+    shapes = [(rng.randint(1, 16), rng.randint(100, 20000), rng.randint(100, 12000), ("NN", "NT")[i % 2])
+              for i in range(60)]
+    rows = _timed_by_model(tmp_path / "skinny-nk.csv", shapes, "skinny_kmajor", truth).read_text().splitlines()
+    more = _timed_by_model(tmp_path / "skinny-nn.csv", shapes, "skinny_nmajor", truth).read_text().splitlines()
+    path = tmp_path / "skinny.csv"
+    path.write_text("\n".join(rows + [r for r in more[1:] if ",cublas," not in r]) + "\n")
+    fitted = exact_fit.fit_skinny(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
+    g_rate = len(params) - exact_fit.GEMV + 1
+    held = [i for i in range(len(params)) if not s0 <= i < s0 + exact_fit.SKINNY and i != g_rate]
+    assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
+    assert fitted[s0:s0 + exact_fit.SKINNY] == pytest.approx(truth[s0:s0 + exact_fit.SKINNY], rel=1e-3)
+    assert fitted[g_rate] == pytest.approx(truth[s0 + 1], rel=1e-3)
 
 
 def test_exact_fit_writes_its_fit_as_a_table_auto_reads(tmp_path, capsys):
