@@ -358,8 +358,10 @@ class Row:
     m: int = 0     # rows of one product (the row bands of summary())
     layout: str = "NN"
     bmm: bool = False
+    vs_highest: Optional[float] = None  # against the same tier under "highest" (run's against_highest)
 
 
+HIGHEST = "@highest"  # the suffix of a tier's name timed under torch's "highest" and gemmtiles' "none"
 TF32_REF = "cublas-tf32"  # torch.matmul with TF32 allowed: the reference of the tf32 tier
 
 
@@ -413,7 +415,7 @@ def operands(shape: Shape, g: torch.Generator, device: torch.device):
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
         budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest",
-        fp32_precision: str = "none", passes: int = 1) -> list[Row]:
+        fp32_precision: str = "none", passes: int = 1, against_highest: bool = False) -> list[Row]:
     """Every tier and reference on every shape. The tiers run under torch's fp32 matmul
     `precision` and gemmtiles' `fp32_precision` (what `auto` may then use); cuBLAS's references
     are fp32 (TF32 off) and, where a tier or the precision allows TF32, cuBLAS TF32.
@@ -421,15 +423,24 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     passes: each shape's tiers and references are timed this many times in turn (all of them
     once, then all again), and each keeps the least of its medians: a slow spell of the GPU
     that lasts a few milliseconds then falls on every side of one pass, not on one side of a
-    ratio. The progress count is of the first pass (the later ones add no new result)."""
+    ratio. The progress count is of the first pass (the later ones add no new result).
+
+    against_highest: each tier is also timed under torch's "highest" and gemmtiles' "none" (as
+    `<tier>@highest`, in the same passes), and its rows carry vs_highest, its speed over that:
+    what a setting that permits other math gains or loses against the exact default."""
     if passes < 1:
         raise ValueError(f"passes must be >= 1, got {passes}")
+    if against_highest and precision == "highest" and fp32_precision == "none":
+        raise ValueError("against_highest: the tiers already run under 'highest' and 'none'; set precision "
+                         "or fp32_precision to another value")
     from .precision import fp32_precision as ours
 
     torch.set_float32_matmul_precision("highest")
     torch.backends.cudnn.allow_tf32 = False
     refs = _reference_names(tiers, device, precision)
     ref_name = refs[0]
+    if against_highest:
+        refs = refs + [t + HIGHEST for t in tiers]
     rows: list[Row] = []
     total = len(shapes) * (len(tiers) + len(refs))
     done = 0
@@ -450,6 +461,10 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
                 fn = lambda a=a, b=b: cublas_matmul(a, b, tf32=True)  # noqa: E731
             elif name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
+            elif name.endswith(HIGHEST):
+                def fn(a=a, b=b, name=name[:-len(HIGHEST)]):
+                    with _fp32_matmul_precision("highest"), ours("none"):
+                        return sgemm(a, b, tier=name)
             else:
                 def fn(a=a, b=b, name=name):
                     with _fp32_matmul_precision(precision), ours(fp32_precision):
@@ -472,7 +487,8 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
         for name in refs + tiers:
             ms, n, err = results[name]
             tf = flops / ms / 1e9
-            kind = "tf32" if name == TF32_REF else BY_NAME[name].precision if name in BY_NAME else "fp32"
+            tier = name[:-len(HIGHEST)] if name.endswith(HIGHEST) else name
+            kind = "tf32" if name == TF32_REF else BY_NAME[tier].precision if tier in BY_NAME else "fp32"
             peak = peak_tflops(device, kind)
             rows.append(Row(
                 shape=shape.label, group=shape.group, tier=name, ms=ms, tflops=tf,
@@ -482,6 +498,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
                 peak_share=None if peak is None else tf / peak,
                 runs=n, rel_err=err, b_gbps=4.0 * shape.k * shape.n / ms / 1e6,
                 macs=shape.macs, m=shape.m, layout=shape.layout, bmm=shape.bmm,
+                vs_highest=results[name + HIGHEST][0] / ms if name + HIGHEST in results else None,
             ))
             if name not in refs:
                 prev = tf
@@ -657,11 +674,12 @@ def summary(rows: list[Row], ref_name: str, key: str = "vs_cublas") -> dict[str,
 
 
 def summary_table(stats: dict[str, dict[str, dict]], ref_name: str) -> str:
-    head = f"{'tier':<10} {'group':<10} {'n':>4} {'geomean':>8} {'p5':>6} {'p10':>6} {'median':>7} {'min':>6}"
+    w = max([10] + [len(t) for t in stats])
+    head = f"{'tier':<{w}} {'group':<10} {'n':>4} {'geomean':>8} {'p5':>6} {'p10':>6} {'median':>7} {'min':>6}"
     lines = [f"speed against {ref_name} (higher is faster)", head, "-" * len(head)]
     for tier, groups in stats.items():
         for name, st in groups.items():
-            lines.append(f"{tier:<10} {name:<10} {st['n']:>4} {st['geomean']:>8.3f} {st['p5']:>6.3f} {st['p10']:>6.3f}"
+            lines.append(f"{tier:<{w}} {name:<10} {st['n']:>4} {st['geomean']:>8.3f} {st['p5']:>6.3f} {st['p10']:>6.3f}"
                          f" {st['median']:>7.3f} {st['min']:>6.3f}")
     return "\n".join(lines)
 
@@ -731,6 +749,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--fp32-precision", choices=["none", "ieee", "tf32", "tf32x3"], default="none",
                    help="gemmtiles' own precision setting (gemmtiles.fp32_precision) for its calls; with "
                         "--model, for the gemmtiles model's steps (default: none, follow torch)")
+    p.add_argument("--against-highest", action="store_true",
+                   help="time each tier under torch's 'highest' and gemmtiles' 'none' too, in the same passes "
+                        "(as TIER@highest), and report each shape's speed over that: with --precision or "
+                        "--fp32-precision set otherwise")
     p.add_argument("--model", action="store_true",
                    help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
                         "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
@@ -749,6 +771,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error("--device cuda: this build of gemmtiles has no CUDA kernels (python -m gemmtiles.info)")
     if args.warmup < 0 or args.repeats < 1 or args.budget <= 0 or args.passes < 1:
         p.error("--warmup must be >= 0, --repeats >= 1, --budget > 0 and --passes >= 1")
+    if args.against_highest and (args.model or (args.precision == "highest" and args.fp32_precision == "none")):
+        p.error("--against-highest: compares products under another --precision or --fp32-precision with "
+                "'highest'; set one of them, and leave out --model")
     if args.cold_l2 and args.device != "cuda":
         p.error("--cold-l2: flushes a GPU's L2; it needs --device cuda")
     device = torch.device(args.device)
@@ -801,7 +826,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ref_name = _reference_names(tiers, device)[0]
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2,
-               precision=args.precision, fp32_precision=args.fp32_precision, passes=args.passes)
+               precision=args.precision, fp32_precision=args.fp32_precision, passes=args.passes,
+               against_highest=args.against_highest)
     if args.precision != "highest":
         print(f"(--precision {args.precision}: gemmtiles' calls under torch.set_float32_matmul_precision"
               f"({args.precision!r}))")
@@ -823,8 +849,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         stats = {ref_name: summary([r for r in sample if r.tier != ref_name], ref_name)}
         if any(r.vs_tf32 for r in sample):
             stats[TF32_REF] = summary(sample, TF32_REF, key="vs_tf32")
+        if any(r.vs_highest for r in sample):
+            stats["itself under 'highest'"] = summary(sample, "itself under 'highest'", key="vs_highest")
         for ref, st in stats.items():
             print("\n" + summary_table(st, ref))
+        for tier in dict.fromkeys(r.tier for r in sample if r.vs_highest):
+            mine = [r for r in sample if r.tier == tier and r.vs_highest]
+            slower = sorted((r for r in mine if r.vs_highest < 1 / 1.03), key=lambda r: r.vs_highest)
+            print(f"\n{tier}: {len(slower)} of {len(mine)} shapes more than 3% slower than under 'highest'"
+                  + (": " + ", ".join(f"{r.shape} {r.vs_highest:.3f}x" for r in slower[:5]) if slower else ""))
         with open(os.path.join(args.out, "random.json"), "w") as f:
             json.dump({"device": device_name, "torch": torch.__version__, "shapes": args.shapes,
                        "precision": args.precision, "fp32_precision": args.fp32_precision, "stats": stats}, f, indent=1)

@@ -43,10 +43,11 @@ for step in "$@"; do
       python3 -m gemmtiles.bench --shapes "${SETS:-transformer,model}" --tiers "${SETS_TIERS:-auto}" --precision "${step#sets-}" \
         --budget 0.1 --out "$LOGS/$step" >"$LOGS/$step.txt" 2>&1
       grep -E "^[0-9].* auto " "$LOGS/$step.txt" | awk '{print $1, $2, $(NF-3), $(NF-2)}' ;;
-    random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION
+    random-*)  # random-PRECISION: the random sample with gemmtiles' calls under torch's PRECISION (and,
+      # for another than highest, under highest too: --against-highest)
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --passes "${RANDOM_PASSES:-1}" --out "$LOGS/$step" \
-        >"$LOGS/$step.txt" 2>&1
+        $([ "${step#random-}" = highest ] || echo --against-highest) >"$LOGS/$step.txt" 2>&1
       grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
     cands)  # auto's candidate kernels forced one by one on the training sample, straight into
       # $OUT (a run cut off by the time limit keeps the shapes it finished)

@@ -308,3 +308,42 @@ def test_bench_passes_keep_each_sides_least_median(monkeypatch):
     with pytest.raises(ValueError, match="passes"):
         bench.run(["naive"], bench.shape_set("17x9x5", "cpu"), torch.device("cpu"), 1, 3, 0.01, progress=False,
                   passes=0)
+
+
+def test_bench_times_a_setting_against_highest_in_the_same_passes(monkeypatch):
+    # --against-highest: each tier also runs under torch's "highest" and gemmtiles' "none", as
+    # TIER@highest, timed in turn with the others, and the tier's rows carry its speed over that.
+    seen, order = [], []
+    medians = {"torch": iter([5.0, 5.0]), "naive@highest": iter([4.0, 3.0]), "naive": iter([2.0, 6.0])}
+
+    def timer(device, fn, warmup, repeats, budget_s, cold_l2=False):
+        fn()
+        name = "torch" if len(fn.__defaults__) < 3 else fn.__defaults__[2]
+        name = name if name == "torch" or seen[-1][1] == "high" else name + "@highest"
+        order.append(name)
+        return next(medians[name]), 4
+
+    def sgemm(a, b, tier):
+        seen.append((tier, torch.get_float32_matmul_precision()))
+        return a @ b
+
+    monkeypatch.setattr(bench, "_timer", timer)
+    monkeypatch.setattr(bench, "sgemm", sgemm)
+    rows = bench.run(["naive"], bench.shape_set("17x9x5", "cpu"), torch.device("cpu"), 1, 3, 0.01,
+                     progress=False, passes=2, precision="high", against_highest=True)
+    assert order == ["torch", "naive@highest", "naive"] * 2
+    got = {r.tier: r for r in rows}
+    assert set(got) == {"torch", "naive@highest", "naive"}
+    assert got["naive"].vs_highest == pytest.approx(3.0 / 2.0)  # each side's least median
+    assert got["naive@highest"].vs_highest is None and got["naive@highest"].vs_previous is None
+    assert ("naive", "highest") in seen and ("naive", "high") in seen
+    with pytest.raises(ValueError, match="against_highest"):
+        bench.run(["naive"], bench.shape_set("17x9x5", "cpu"), torch.device("cpu"), 1, 3, 0.01, progress=False,
+                  against_highest=True)
+
+
+def test_bench_against_highest_needs_another_setting(capsys):
+    for argv in (["--against-highest"], ["--against-highest", "--precision", "high", "--model"]):
+        with pytest.raises(SystemExit):
+            bench.main(["--device", "cpu", "--shapes", "17x9x5", *argv])
+        assert "--against-highest" in capsys.readouterr().err
