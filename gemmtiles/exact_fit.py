@@ -21,7 +21,8 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "check", "rank_us", "planned", "model_line", "main"]
+__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "gpu_model", "candidates", "check",
+           "rank_us", "planned", "model_line", "model_text", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
@@ -36,6 +37,18 @@ def planned(candidates):
     """The (plan, estimate) of _C.exact_candidates' list that auto plans: the least rank, the
     first of equals."""
     return min(candidates, key=lambda c: rank_us(*c))
+
+
+def candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True, params=None):
+    """_C.exact_candidates' list, each plan's estimate by `params` (None: the shipped fit, as
+    _C.exact_candidates gives it): with gpu_model(), the estimates auto weighs on this GPU."""
+    listed = _C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)
+    if params is None:
+        return listed
+    return [(plan, sum(f * p for f, p in zip(_C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
+                                                              plan.k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms),
+                                             params)))
+            for plan, _ in listed]
 
 
 def _layout_flags(a, b):
@@ -186,7 +199,7 @@ def _tiles() -> int:
 def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     """Parameters minimising the squared relative error of every candidate's estimate: >= 0,
     and an SM's FMAs no faster than its peak (128 FMAs a clock at `clock_mhz`); a feature no
-    candidate has keeps the shipped parameter."""
+    candidate has keeps this GPU's parameter (gpu_model)."""
     import numpy as np
     from scipy.optimize import lsq_linear
 
@@ -196,7 +209,7 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     for t in range(_tiles()):  # microseconds per million FMAs on one SM, at least the peak's
         lower[GLOBAL_FEATURES + PER_TILE * t + 1] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
     used = np.abs(x).sum(axis=0) > 0
-    params = np.array(_C.exact_model())
+    params = np.array(gpu_model())
     sol = lsq_linear(x[:, used] / y[:, None], np.ones(len(y)), bounds=(lower[used], np.inf)).x
     params[used] = sol
     return params.tolist()
@@ -204,14 +217,26 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
 
 def gpu_model(device=None) -> list[float]:
     """The exact model's parameters as auto prices plans on `device` (a CUDA device; None: the
-    current one) where no table carries a fit of its own: the shipped fit scaled to the GPU's
-    SM clock and DRAM (scaled_exact_model, csrc/auto/exact_model.h); without a GPU, as fitted.
-    The partial fits hold the parameters they do not fit at these."""
+    current one): its table's `model exact` line where the table auto reads for it carries one,
+    else the shipped fit scaled to the GPU's SM clock and DRAM (scaled_exact_model,
+    csrc/auto/exact_model.h; from torch's device properties, which read the attributes auto
+    reads: one missing leaves its part as fitted, as auto does with an attribute of 0);
+    without a GPU, the shipped fit. The partial fits hold the parameters they do not fit at
+    these, so that one refit after another keeps the first."""
     import torch
+
+    from . import _tables
 
     if not torch.cuda.is_available():
         return _C.exact_model()
-    p = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
+    d = torch.cuda.current_device() if device is None else device
+    table = _tables.find(_C, torch.cuda.get_device_name(d))
+    if table is not None:
+        for line in table.read_text().splitlines():
+            words = line.split("#")[0].split()
+            if words[:3] == ["model", "exact", _C.exact_model_layout()]:
+                return [float(x) for x in words[3:]]
+    p = torch.cuda.get_device_properties(d)
     clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
     return _C.exact_model(clock, dram, bus)
 
@@ -339,6 +364,12 @@ def model_line(params: list[float]) -> str:
     return f"model exact {_C.exact_model_layout()} " + " ".join("0" if x <= 0 else f"{x:.6g}" for x in params)
 
 
+def model_text(params: list[float]) -> str:
+    """A table of these parameters alone, every digit kept: what _C.auto_plan's `table` takes to
+    plan by them (gpu_model's, say) and by no per-shape entry."""
+    return f"model exact {_C.exact_model_layout()} " + " ".join(f"{x:.17g}" for x in params)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gemmtiles.exact_fit", description=__doc__.splitlines()[0])
     p.add_argument("train", help="candidates CSV of the training sample")
@@ -374,7 +405,7 @@ def main(argv=None) -> int:
             params = part({k: train[k] for k in fit_on})
             print(f"fitted on half {name}, the other half:", check({k: train[k] for k in rest}, params))
         params = part(train)
-        print("this GPU's model without a table (the shipped fit, scaled):", check(train, gpu_model()))
+        print("this GPU's model (gpu_model):", check(train, gpu_model()))
         print("fitted, training sample:", check(train, params))
         return done(params)
     if args.holdout:
@@ -383,7 +414,7 @@ def main(argv=None) -> int:
         train = {k: train[k] for k in keys[::2]}
         print("fitted, held-out half:", check(rest, fit(train)))
     params = fit(train)
-    print("shipped:", check(train, _C.exact_model()))
+    print("this GPU's model (gpu_model):", check(train, gpu_model()))
     print("fitted, training sample:", check(train, params))
     if args.check:
         print("fitted, check sample:", check(problems(load(args.check), args.sms), params))

@@ -30,7 +30,7 @@ import math
 from typing import Iterable
 
 from ._ops import _C
-from .exact_fit import _flags, planned
+from .exact_fit import _flags, candidates, gpu_model, planned
 
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
 MARGIN = 1.25
@@ -142,16 +142,17 @@ def exact_us(x: dict, p: dict) -> float:
     return p["exact_launch_us"] + 2.0 * x["M"] * x["N"] * x["K"] * x["batch"] / p["exact_flops_per_us"]
 
 
-def exact_plan_us(x: dict, sms: int) -> float:
+def exact_plan_us(x: dict, sms: int, params=None) -> float:
     """The exact kernels' time as auto weighs it in a build with CUTLASS's kernels: the estimate
-    of the exact candidate auto plans (_C.exact_candidates, exact_fit.planned), for contiguous
-    operands in the shape's layout; a batch sharing one B is one product of its rows, as auto
-    runs it."""
+    of the exact candidate auto plans (exact_fit.candidates, exact_fit.planned) by the exact
+    model's `params` (None: the shipped fit; check passes this GPU's, exact_fit.gpu_model), for
+    contiguous operands in the shape's layout; a batch sharing one B is one product of its
+    rows, as auto runs it."""
     m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
     if not x["bmm"]:
         m, batch = m * batch, 1
     a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
-    return planned(_C.exact_candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec))[1]
+    return planned(candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec, params))[1]
 
 
 def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto") -> dict:
@@ -163,10 +164,11 @@ def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto") -
     if exact not in ("auto", "flat"):
         raise ValueError(f"exact: expected 'auto' or 'flat', got {exact!r}")
     plan = exact == "auto" and _C.cutlass_kernels()
+    params = gpu_model() if plan else None
     chosen = slower = 0
     logs, oracle = [], []
     for x in data:
-        use = pays(x, tier, p, sms, exact_plan_us(x, sms) if plan else exact_us(x, p))
+        use = pays(x, tier, p, sms, exact_plan_us(x, sms, params) if plan else exact_us(x, p))
         exact_t = x["t"]["auto"]
         t = x["t"][tier] if use else exact_t
         chosen += use

@@ -44,7 +44,7 @@ from typing import Optional
 
 import torch
 
-from . import _ops, _tables
+from . import _ops, _tables, exact_fit
 from . import tensor_core_model as tcm
 from . import tiers
 from ._ops import _C
@@ -71,8 +71,10 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
+    # The cost model as auto prices plans on this GPU (exact_fit.gpu_model), no per-shape entry.
+    model = exact_fit.model_text(exact_fit.gpu_model()) if torch.cuda.is_available() else None
     kernel, rows, nw, w, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
-                                                  True, None, True, _cutlass_here())
+                                                  True, model, True, _cutlass_here())
     if kernel == "cutlass":
         return CUTLASS
     if kernel == "cutlass_streamk":
@@ -275,8 +277,6 @@ def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes
 def fit_exact(device: torch.device, fit_shapes: list[Shape], check_shapes: list[Shape], where: Path) -> str:
     """Times every exact-kernel candidate on both samples (CSV files left in `where`), fits
     auto's cost model on the first and reports it on the second; its table line."""
-    from . import exact_fit
-
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     clock = (getattr(torch.cuda.get_device_properties(device), "clock_rate", 0) or 1_980_000) / 1e3
     data = {}

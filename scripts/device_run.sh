@@ -48,7 +48,8 @@ for step in "$@"; do
       python3 -m gemmtiles.bench --shapes "random:${RANDOM_N:-120}:${RANDOM_SEED:-2}" --tiers "${BENCH_TIERS:-auto}" \
         --precision "${step#random-}" --budget 0.05 --repeats 10 --passes "${RANDOM_PASSES:-1}" --out "$LOGS/$step" \
         $([ "${step#random-}" = highest ] || echo --against-highest) >"$LOGS/$step.txt" 2>&1
-      grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt" ;;
+      grep -A${RANDOM_TAIL:-12} "^speed against" "$LOGS/$step.txt"
+      grep "more than 3% slower" "$LOGS/$step.txt" ;;
     cands)  # auto's candidate kernels forced one by one on the training sample, straight into
       # $OUT (a run cut off by the time limit keeps the shapes it finished)
       start=0  # a crash skips its shape and goes on (the log names the candidate)
@@ -62,9 +63,9 @@ for step in "$@"; do
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
     refit-kmajor|refit-skinny)  # one part of the cost model refitted on this GPU, the others held at the
-      # model auto uses here (exact_fit.gpu_model): CUTLASS's kernel on the NN and NT products of the
-      # training sample (kmajor), or the skinny kernels on its products of up to 16 rows (skinny),
-      # timed straight into $OUT
+      # model auto uses here (exact_fit.gpu_model: an earlier refit step's table, else the shipped fit
+      # scaled to this GPU): CUTLASS's kernel on the NN and NT products of the training sample
+      # (kmajor), or the skinny kernels on its products of up to 16 rows (skinny), timed straight into $OUT
       part=${step#refit-}
       if [ "$part" = kmajor ]; then
         pick=(--layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16)

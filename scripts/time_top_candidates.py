@@ -15,7 +15,7 @@ import gemmtiles
 from gemmtiles import bench
 from gemmtiles._ops import _C
 from gemmtiles.bench import Shape
-from gemmtiles.exact_fit import rank_us
+from gemmtiles.exact_fit import candidates, gpu_model, rank_us
 
 DEFAULT = ["70x508x5247:NT", "33x1062x14196:NT", "100x2146x164:NT", "169x431x1094:NT", "1024x2048x2048:NT",
            "2048x2048x2048:NN"]
@@ -35,6 +35,7 @@ def main() -> int:
     dev = torch.device("cuda")
     torch.set_float32_matmul_precision("highest")
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    model = gpu_model()  # the estimates auto weighs on this GPU
     g = torch.Generator().manual_seed(0)
     time_us = lambda fn: bench._timer(dev, fn, 3, 10, 0.2)[0] * 1e3  # noqa: E731
     for _ in range(2):
@@ -43,7 +44,7 @@ def main() -> int:
             a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
             a_vec = (s.k if a_k else s.m) % 4 == 0
             b_vec = (s.k if b_k else s.n) % 4 == 0
-            ranked = sorted(_C.exact_candidates(s.m, s.n, s.k, 1, a_k, b_k, b_vec, sms, a_vec),
+            ranked = sorted(candidates(s.m, s.n, s.k, 1, a_k, b_k, b_vec, sms, a_vec, model),
                             key=lambda c: rank_us(*c))
             line = [f"cublas {time_us(lambda: torch.matmul(a, b)):.1f}",
                     f"auto {time_us(lambda: gemmtiles.sgemm(a, b, tier='auto')):.1f}"]

@@ -707,34 +707,61 @@ _TAG = f"model exact {_C.exact_model_layout()} "
 _H100_CLOCKS = (1980000, 2619000, 5120)
 
 
-def _split(params):
-    """The cost model's parameters by kind: CUTLASS's and gemmtiles' tiles, the skinny kernels',
-    the copies', the GEMV kernel's (exact_model.h)."""
-    skinny0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
-    copy0 = skinny0 + exact_fit.SKINNY
-    gemv0 = copy0 + exact_fit.COPY
-    return params[:skinny0], params[skinny0:copy0], params[copy0:gemv0], params[gemv0:]
+def _scaled_parts(params):
+    """The indices of the parameters scaled_exact_model (exact_model.h) scales by the DRAM's rate
+    and by the SM clock: DRAM traffic; the SMs' work."""
+    g0 = len(params) - exact_fit.GEMV
+    c0 = g0 - exact_fit.COPY
+    s0 = c0 - exact_fit.SKINNY
+    dram = {4, s0 + 1, c0 + 1, g0 + 1}  # operands' bytes, B streamed by skinny and GEMV, copies
+    sm = {5, *range(exact_fit.GLOBAL_FEATURES, s0), s0 + 2, s0 + 5, s0 + 6, g0 + 2, g0 + 3, g0 + 4}
+    return dram, sm
 
 
 def test_the_model_scales_to_a_gpus_dram_and_sm_clock():
     fitted = _C.exact_model()
     assert _C.exact_model(*_H100_CLOCKS) == pytest.approx(fitted)  # the GPU it was fitted on
     assert _C.exact_model(0, 0, 0) == pytest.approx(fitted)         # unknown: as fitted
+    dram, sm = _scaled_parts(fitted)
+    assert not dram & sm
     # Twice the DRAM rate (the bus twice as wide): DRAM traffic's microseconds halve, the rest stay.
     wide = _C.exact_model(_H100_CLOCKS[0], _H100_CLOCKS[1], 2 * _H100_CLOCKS[2])
-    (tiles, skinny, copy, gemv), (w_tiles, w_skinny, w_copy, w_gemv) = _split(fitted), _split(wide)
-    dram = {("tiles", 4), ("skinny", 1), ("copy", 1), ("gemv", 1)}
-    for name, f, w in [("tiles", tiles, w_tiles), ("skinny", skinny, w_skinny), ("copy", copy, w_copy),
-                       ("gemv", gemv, w_gemv)]:
-        for i, (x, y) in enumerate(zip(f, w)):
-            assert y == pytest.approx(x / 2 if (name, i) in dram else x), (name, i)
-    # Half the SM clock: the SMs' work takes twice as long, launches and DRAM traffic do not.
+    assert wide == pytest.approx([x / 2 if i in dram else x for i, x in enumerate(fitted)], rel=1e-12, abs=0)
+    # Half the SM clock: the SMs' work takes twice as long; launches, fix-ups, partial
+    # products and DRAM traffic do not.
     slow = _C.exact_model(_H100_CLOCKS[0] / 2, *_H100_CLOCKS[1:])
-    s_tiles, s_skinny, _, s_gemv = _split(slow)
-    assert s_tiles[exact_fit.GLOBAL_FEATURES:] == pytest.approx([2 * x for x in tiles[exact_fit.GLOBAL_FEATURES:]])
-    assert s_tiles[:5] == pytest.approx(tiles[:5]) and s_tiles[5] == pytest.approx(2 * tiles[5])
-    assert s_skinny[:2] == pytest.approx(skinny[:2]) and s_skinny[5:] == pytest.approx([2 * x for x in skinny[5:]])
-    assert s_gemv[:2] == pytest.approx(gemv[:2]) and s_gemv[4] == pytest.approx(2 * gemv[4])
+    assert slow == pytest.approx([2 * x if i in sm else x for i, x in enumerate(fitted)], rel=1e-12, abs=0)
+
+
+def test_gpu_model_is_the_gpus_table_line_or_the_fit_scaled_to_its_clocks(monkeypatch, tmp_path):
+    # What the partial fits hold and the tools estimate by: the GPU's table's own 'model exact'
+    # line where it has one, else the shipped fit scaled to the GPU's clocks (as auto.cu does);
+    # python -m gemmtiles.info says which.
+    from gemmtiles import _tables, info
+
+    class Props:
+        clock_rate, memory_clock_rate, memory_bus_width, multi_processor_count = 1980000, 3201000, 6016, 132
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "a GPU nobody tuned")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: Props())
+    monkeypatch.setattr(_tables, "find", lambda c, name: None)
+    scaled = _C.exact_model(1980000, 3201000, 6016)
+    assert scaled != pytest.approx(_C.exact_model())
+    assert exact_fit.gpu_model() == pytest.approx(scaled, rel=1e-15)
+    assert "DRAM traffic x0.70 and SM work x1.00" in info._exact_model(0, None)
+    params = [1.5 * x for x in _C.exact_model()]
+    table = tmp_path / "table.txt"
+    table.write_text("NN 1 4096 4096 skinny 0 64\n" + exact_fit.model_text(params) + "   # fitted here\n")
+    monkeypatch.setattr(_tables, "find", lambda c, name: table)
+    assert exact_fit.gpu_model() == pytest.approx(params, rel=1e-15)
+    assert "the table's own fit" in info._exact_model(0, table)
+    # Estimates by those parameters: each candidate's features times them.
+    by_table = exact_fit.candidates(16, 4096, 4096, 1, True, True, True, H100_SMS, True, params)
+    shipped = _C.exact_candidates(16, 4096, 4096, 1, True, True, True, H100_SMS, True)
+    assert [tuple(p) for p, _ in by_table] == [tuple(p) for p, _ in shipped]
+    assert [e for _, e in by_table] == pytest.approx([1.5 * e for _, e in shipped], rel=1e-9)
 
 
 def test_more_dram_bandwidth_moves_few_rows_to_the_kernels_that_stream_w():

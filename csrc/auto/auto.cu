@@ -112,7 +112,7 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 // calls the same few shapes again and again. The key is everything auto_plan reads that can
 // differ between calls on a device: the sizes, the operands' layout and alignment, whether
 // CUTLASS's kernels take the problem and the tensor-core math the settings allow; the device's
-// SMs and tensor-core model are its own. The plans were made with one table per device: a
+// SMs, tensor-core model and exact model (device_exact_model) are its own. The plans were made with one table per device: a
 // table replaced (set_auto_table) empties the cache.
 struct PlanKey {
   int64_t M, N, K, batch;

@@ -100,11 +100,13 @@ inline constexpr double kExactModelDramKhz = 2619000.0, kExactModelBusBits = 512
 // kExactModel for a GPU whose tuned table carries no fit of its own: the microseconds of DRAM
 // traffic (the operands' compulsory bytes, B as the skinny and GEMV kernels stream it, the
 // copies' bytes) scaled by the DRAM's rate (its clock times its bus width), those of the SMs'
-// work (k iterations, FMAs, shared-memory copies, waves, the skinny and GEMV kernels' steps,
-// reads of A and of partial products that L2 serves) by the SM clock; launches and fix-ups
-// as fitted, and a split's partial tiles too (written and read back, at a rate past DRAM's:
-// mostly through L2). The SM count is a feature already. A value <= 0 (unknown) leaves its
-// part as fitted.
+// work (k iterations, FMAs, shared-memory copies, waves, a split's blocks per SM, the skinny
+// and GEMV kernels' steps, A's reads that L2 serves) by the SM clock. As fitted: launches, a
+// split's fixed fix-up, and its partial products, CUTLASS's and the skinny kernels' alike
+// (written and read back at a rate past DRAM's: mostly through L2). The SM count is a feature
+// already. A value <= 0 (unknown) leaves its part as fitted. CUTLASS's costs per K-major
+// element were fitted on an H200, whose SMs and SM clock are the H100's, with the other
+// parameters as fitted (before this scaling): costs inside the SM, which its DRAM leaves be.
 inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double bus_bits) {
   ExactModel m = kExactModel;
   const double sm = clock_khz > 0 ? kExactModelClockKhz / clock_khz : 1.0;
@@ -113,7 +115,7 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
   m.cutlass[5] *= sm;    // split blocks per SM
   for (int i = kGlobalFeatures; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;
   m.skinny[1] *= dram;  // B's MB over the SMs it streams through
-  for (const int i : {2, 4, 5, 6}) m.skinny[i] *= sm;
+  for (const int i : {2, 5, 6}) m.skinny[i] *= sm;
   m.copy[1] *= dram;
   m.gemv[1] *= dram;
   for (const int i : {2, 3, 4}) m.gemv[i] *= sm;
