@@ -290,6 +290,28 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     return params.tolist()
 
 
+def _fit_columns(probs: dict, params, cols, takes):
+    """`params` (a numpy vector, changed in place) with the columns `cols` alone fitted to the
+    measured candidates `takes(plan, features)` admits (least squares of the relative error,
+    >= 0, numpy alone: _nnls_small), every other parameter held."""
+    import numpy as np
+
+    cols = np.asarray(cols)
+    x, y = [], []
+    for p in probs.values():
+        for plan, f, us in p["candidates"]:
+            f = np.array(f, dtype=float)
+            if takes(plan, f[cols]):
+                held = float(f @ params - f[cols] @ params[cols])
+                x.append(f[cols] / us)
+                y.append((us - held) / us)
+    if x:
+        x, y = np.array(x), np.array(y)
+        used = np.abs(x).sum(axis=0) > 0
+        params[cols[used]] = _nnls_small(x[:, used], y)
+    return params
+
+
 def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     """CUTLASS's tiles' costs per K-major element of A and of B copied into shared memory
     alone fitted to the measured candidates of CUTLASS's kernel on the operands as they lie
@@ -300,20 +322,7 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     # Every tile's K-major columns; the rows of CUTLASS's plans leave gemmtiles' own tiles' at zero.
     cols = [GLOBAL_FEATURES + PER_TILE * t + i for t in range(_tiles()) for i in (2, 3)]
-    x, y = [], []
-    for p in probs.values():
-        for plan, f, us in p["candidates"]:
-            f = np.array(f, dtype=float)
-            if plan.kernel == "cutlass" and f[cols].any():
-                held = float(f @ params - f[cols] @ params[cols])
-                x.append(f[cols] / us)
-                y.append((us - held) / us)
-    if not x:
-        return params.tolist()
-    x, y = np.array(x), np.array(y)
-    used = np.abs(x).sum(axis=0) > 0
-    params[np.array(cols)[used]] = _nnls_small(x[:, used], y)
-    return params.tolist()
+    return _fit_columns(probs, params, cols, lambda plan, f: plan.kernel == "cutlass" and f.any()).tolist()
 
 
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
@@ -325,20 +334,7 @@ def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     s0 = len(params) - GEMV - COPY - SKINNY
-    cols = np.arange(s0, s0 + SKINNY)
-    x, y = [], []
-    for p in probs.values():
-        for plan, f, us in p["candidates"]:
-            if plan.kernel.startswith("skinny"):
-                f = np.array(f, dtype=float)
-                held = float(f @ params - f[cols] @ params[cols])
-                x.append(f[cols] / us)
-                y.append((us - held) / us)
-    if not x:
-        return params.tolist()
-    x, y = np.array(x), np.array(y)
-    used = np.abs(x).sum(axis=0) > 0
-    params[cols[used]] = _nnls_small(x[:, used], y)
+    params = _fit_columns(probs, params, range(s0, s0 + SKINNY), lambda plan, f: plan.kernel.startswith("skinny"))
     params[len(params) - GEMV + 1] = params[s0 + 1]
     return params.tolist()
 
