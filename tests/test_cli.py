@@ -342,6 +342,29 @@ def test_bench_times_a_setting_against_highest_in_the_same_passes(monkeypatch):
                   against_highest=True)
 
 
+def test_bench_reports_a_random_samples_shapes_slower_than_under_highest(monkeypatch, tmp_path, capsys):
+    # The summary of --against-highest on a random sample: the distribution of each shape's
+    # speed over its own under "highest", and the shapes more than 3% slower, named.
+    def run(tiers, shapes, device, *args, **kwargs):
+        assert kwargs["against_highest"] and kwargs["precision"] == "high"
+        rows = []
+        for i, ratio in enumerate([1.5, 1.0, 0.95, 0.5]):
+            label = f"{i + 2}x64x64"
+            rows.append(bench.Row(label, "random:4:1", "torch", 1.0, 1.0, None, 1.0, None, None, 3, 1e-7, 1.0,
+                                  macs=4096 * (i + 2), m=i + 2))
+            rows.append(bench.Row(label, "random:4:1", "naive", 1.0, 1.0, None, 1.0, None, None, 3, 1e-7, 1.0,
+                                  macs=4096 * (i + 2), m=i + 2, vs_highest=ratio))
+        return rows
+
+    monkeypatch.setattr(bench, "run", run)
+    monkeypatch.setattr(bench, "shape_set", lambda spec, device: [bench.Shape(2, 64, 64, "NN", group="random:4:1")])
+    assert bench.main(["--device", "cpu", "--shapes", "17x9x5", "--tiers", "naive", "--precision", "high",
+                       "--against-highest", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "speed against itself under 'highest'" in out
+    assert "naive: 2 of 4 shapes more than 3% slower than under 'highest': 5x64x64 0.500x, 4x64x64 0.950x" in out
+
+
 def test_bench_against_highest_needs_another_setting(capsys):
     for argv in (["--against-highest"], ["--against-highest", "--precision", "high", "--model"]):
         with pytest.raises(SystemExit):
