@@ -37,35 +37,28 @@ TensorCoreMath tensor_cores_here(c10::DeviceIndex device) {
 #endif
 }
 
-// The tensor-core model for `device` where its tuned table has none: the H100's fit scaled to
-// this GPU's SMs and SM clock (scaled_tensor_core_model in plan.h), read once per device.
-const TensorCoreModel& device_tensor_core_model(c10::DeviceIndex device) {
+// auto's models for `device` where its tuned table has none: the H100's fits scaled to this
+// GPU's SMs, SM clock and DRAM (scaled_tensor_core_model in plan.h, scaled_exact_model in
+// exact_model.h), read once per device.
+struct DeviceModels {
+  TensorCoreModel tensor_cores;
+  ExactModel exact;
+};
+const DeviceModels& device_models(c10::DeviceIndex device) {
   static std::once_flag once;
-  static std::vector<TensorCoreModel> all;
+  static std::vector<DeviceModels> all;
   std::call_once(once, [] {
     all.resize(static_cast<size_t>(c10::cuda::device_count()));
     for (size_t d = 0; d < all.size(); ++d) {
-      int clock_khz = 0;
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, static_cast<int>(d)));
-      all[d] = scaled_tensor_core_model(multiprocessors(static_cast<c10::DeviceIndex>(d)), clock_khz);
-    }
-  });
-  return all.at(static_cast<size_t>(device));
-}
-
-// The exact-kernel model for `device` where its tuned table has none: the H100's fit scaled to
-// this GPU's SM clock and DRAM rate (scaled_exact_model in exact_model.h), read once per device.
-const ExactModel& device_exact_model(c10::DeviceIndex device) {
-  static std::once_flag once;
-  static std::vector<ExactModel> all;
-  std::call_once(once, [] {
-    all.resize(static_cast<size_t>(c10::cuda::device_count()));
-    for (size_t d = 0; d < all.size(); ++d) {
-      int clock_khz = 0, dram_khz = 0, bus_bits = 0;
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, static_cast<int>(d)));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&dram_khz, cudaDevAttrMemoryClockRate, static_cast<int>(d)));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, static_cast<int>(d)));
-      all[d] = scaled_exact_model(clock_khz, dram_khz, bus_bits);
+      const auto attribute = [d](cudaDeviceAttr what) {
+        int value = 0;
+        C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, what, static_cast<int>(d)));
+        return value;
+      };
+      const int clock_khz = attribute(cudaDevAttrClockRate);
+      all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(static_cast<c10::DeviceIndex>(d)), clock_khz);
+      all[d].exact = scaled_exact_model(clock_khz, attribute(cudaDevAttrMemoryClockRate),
+                                        attribute(cudaDevAttrGlobalMemoryBusWidth));
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -112,8 +105,8 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 // calls the same few shapes again and again. The key is everything auto_plan reads that can
 // differ between calls on a device: the sizes, the operands' layout and alignment, whether
 // CUTLASS's kernels take the problem and the tensor-core math the settings allow; the device's
-// SMs, tensor-core model and exact model (device_exact_model) are its own. The plans were made with one table per device: a
-// table replaced (set_auto_table) empties the cache.
+// SMs and models (device_models) are its own. The plans were made with one table per device:
+// a table replaced (set_auto_table) empties the cache.
 struct PlanKey {
   int64_t M, N, K, batch;
   int device;
@@ -153,8 +146,8 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
     if (hit != plans.end()) return hit->second;
   }
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass, math, device_tensor_core_model(device),
-                                  device_exact_model(device));
+                                  table.get(), a_vec, cutlass, math, device_models(device).tensor_cores,
+                                  device_models(device).exact);
   const std::lock_guard<std::mutex> lock(mu);
   if (tables[int(device)] == table) {
     if (plans.size() >= kPlanCacheSize) plans.clear();
