@@ -462,7 +462,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             elif name == ref_name:
                 fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
             elif name.endswith(HIGHEST):
-                def fn(a=a, b=b, name=name[:-len(HIGHEST)]):
+                def fn(a=a, b=b, name=name.removesuffix(HIGHEST)):
                     with _fp32_matmul_precision("highest"), ours("none"):
                         return sgemm(a, b, tier=name)
             else:
@@ -487,7 +487,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
         for name in refs + tiers:
             ms, n, err = results[name]
             tf = flops / ms / 1e9
-            tier = name[:-len(HIGHEST)] if name.endswith(HIGHEST) else name
+            tier = name.removesuffix(HIGHEST)
             kind = "tf32" if name == TF32_REF else BY_NAME[tier].precision if tier in BY_NAME else "fp32"
             peak = peak_tflops(device, kind)
             rows.append(Row(

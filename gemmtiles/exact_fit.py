@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "gpu_model", "candidates", "check",
-           "rank_us", "planned", "model_line", "model_text", "main"]
+__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "gpu_model", "table_model",
+           "scaled_model", "candidates", "check", "rank_us", "planned", "model_line", "model_text", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
@@ -45,8 +45,7 @@ def candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True, param
     listed = _C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)
     if params is None:
         return listed
-    return [(plan, sum(f * p for f, p in zip(_C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
-                                                              plan.k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms),
+    return [(plan, sum(f * p for f, p in zip(_C.exact_features(*plan, M, N, K, batch, a_kmajor, b_kmajor, sms),
                                              params)))
             for plan, _ in listed]
 
@@ -231,12 +230,27 @@ def gpu_model(device=None) -> list[float]:
         return _C.exact_model()
     d = torch.cuda.current_device() if device is None else device
     table = _tables.find(_C, torch.cuda.get_device_name(d))
-    if table is not None:
-        for line in table.read_text().splitlines():
-            words = line.split("#")[0].split()
-            if words[:3] == ["model", "exact", _C.exact_model_layout()]:
-                return [float(x) for x in words[3:]]
-    p = torch.cuda.get_device_properties(d)
+    params = table_model(table) if table is not None else None
+    return params if params is not None else scaled_model(d)
+
+
+def table_model(path) -> list[float] | None:
+    """The parameters of the table file's `model exact` line of this build's feature layout, or
+    None where it has none."""
+    from pathlib import Path
+
+    for line in Path(path).read_text().splitlines():
+        words = line.split("#")[0].split()
+        if words[:3] == ["model", "exact", _C.exact_model_layout()]:
+            return [float(x) for x in words[3:]]
+    return None
+
+
+def scaled_model(device) -> list[float]:
+    """The shipped fit scaled to CUDA `device`'s SM clock and DRAM, as auto scales it there."""
+    import torch
+
+    p = torch.cuda.get_device_properties(device)
     clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
     return _C.exact_model(clock, dram, bus)
 
@@ -271,23 +285,12 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
-    g0 = len(params) - GEMV
-    b_rate = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
-    x, y = [], []
-    for p in probs.values():
-        for plan, f, us in p["candidates"]:
-            if plan.kernel == "gemv":
-                x.append(np.array(f[g0:], dtype=float))
-                y.append(us)
-    if not x:
+    if not any(plan.kernel == "gemv" for p in probs.values() for plan, _, _ in p["candidates"]):
         return params.tolist()
-    x, y = np.array(x), np.array(y)
-    keep = [0, 2, 3, 4]
-    sol = _nnls_small(x[:, keep] / y[:, None], (y - b_rate * x[:, 1]) / y)
-    params[g0 + 1] = b_rate
-    for i, v in zip(keep, sol):
-        params[g0 + i] = v
-    return params.tolist()
+    g0 = len(params) - GEMV
+    params[g0 + 1] = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
+    takes = lambda plan, f: plan.kernel == "gemv"  # noqa: E731
+    return _fit_columns(probs, params, [g0, g0 + 2, g0 + 3, g0 + 4], takes).tolist()
 
 
 def _fit_columns(probs: dict, params, cols, takes):

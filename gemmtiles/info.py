@@ -3,8 +3,6 @@ is and what it can run here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 
 from . import precision
@@ -62,13 +60,11 @@ def _exact_model(device: int, table) -> str:
     """Where auto's exact-kernel cost model comes from on `device`: its table's own fit, or the
     shipped fit scaled to the GPU's DRAM and SM clock (scaled_exact_model, csrc/auto/exact_model.h)."""
     from ._ops import _C
-    from .exact_fit import COPY, GEMV, GLOBAL_FEATURES, SKINNY
+    from .exact_fit import COPY, GEMV, GLOBAL_FEATURES, SKINNY, scaled_model, table_model
 
-    if table and any(line.startswith("model exact") for line in Path(table).read_text().splitlines()):
+    if table and table_model(table) is not None:
         return "cost model: the table's own fit"
-    p = torch.cuda.get_device_properties(device)
-    clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
-    fitted, here = _C.exact_model(), _C.exact_model(clock, dram, bus)
+    fitted, here = _C.exact_model(), scaled_model(device)
     skinny_b = len(fitted) - GEMV - COPY - SKINNY + 1  # the skinny kernels' microseconds per MB of B
     return (f"cost model: the shipped fit, DRAM traffic x{here[skinny_b] / fitted[skinny_b]:.2f} and SM work "
             f"x{here[GLOBAL_FEATURES] / fitted[GLOBAL_FEATURES]:.2f} their time on the GPU it was fitted on")
