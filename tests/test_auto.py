@@ -433,7 +433,7 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     a = operand(m, k, "cuda", pad=3, offset=1)
     b = operand(k, n, "cuda", "row")
     c = torch.randn(m, n, device="cuda")
-    mt = 4 if m <= 4 else 8 if m <= 8 else 16
+    mt = 1 if m == 1 else 4 if m <= 4 else 8 if m <= 8 else 16
     plans = []
     for k_slice in (16, 48, 256, -(-k // 16) * 16):
         plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]

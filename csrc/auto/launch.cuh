@@ -394,11 +394,13 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 }
 
 // Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps
-// on 8 slices of K (skinny_split in auto/plan.h); rows of B in flight per group, float4s: 8 for
-// up to 4 rows of A, 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with
-// nvcc 13 for sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of shared memory for the
-// warps' sums); single floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads
-// in flight for as many bytes).
+// on 8 slices of K (skinny_split in auto/plan.h). Float4s go through shared memory (the async
+// kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, else through
+// registers. Rows of B in flight per group in the register kernel, float4s: 8 for up to 4 rows
+// of A, 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
+// sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps'
+// sums); single floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in
+// flight for as many bytes).
 template <int MT, int W>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitWarps == 8, "auto_plan models this kernel");
@@ -408,9 +410,32 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
+// Whether the device's SMs hold `blocks` blocks of `smem` bytes of shared memory each (asked
+// once per device).
+inline bool sm_holds(size_t smem, int blocks) {
+  const int64_t per_sm = once_per_device([](int device) {
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) != cudaSuccess) {
+      cudaGetLastError();
+      value = 0;
+    }
+    return int64_t(value);
+  });
+  // Each resident block also reserves 1 KB of the SM's shared memory for the system.
+  return int64_t(smem) <= block_smem_optin() && int64_t(blocks) * int64_t(smem + 1024) <= per_sm;
+}
+template <int MT>
+void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  constexpr int S = skinny_async_stages<MT>();
+  constexpr auto kernel = skinny_nmajor_async_kernel<MT, S>;
+  constexpr size_t smem = skinny_async_smem<MT, S>();
+  if (!sm_holds(smem, skinny_split_blocks_per_sm(MT, 4))) return launch_skinny_split<MT, 4>(p, plan, ws, stream);
+  set_smem_limit_once<kernel>(smem);
+  launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
+}
 template <int MT>
 void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  plan.w == 4 ? launch_skinny_split<MT, 4>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
+  plan.w == 4 ? launch_skinny_async<MT>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
 // The GEMV kernel: a block per kGemvBlockColumns columns of B (NB per group of KL lanes along
@@ -448,7 +473,8 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   const bool b_kmajor = p.b_cs != 1;
   switch (plan.kernel) {
     case AutoKernel::kSkinnyNMajor:
-      plan.mt == 4   ? launch_skinny_split_rows<4>(p, plan, ws, stream)
+      plan.mt == 1   ? launch_skinny_split_rows<1>(p, plan, ws, stream)
+      : plan.mt == 4 ? launch_skinny_split_rows<4>(p, plan, ws, stream)
       : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
                      : launch_skinny_split_rows<16>(p, plan, ws, stream);
       return true;

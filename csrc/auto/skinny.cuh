@@ -299,6 +299,61 @@ constexpr size_t skinny_split_smem() {
   return sizeof(float) * 8 * MT * (kSkinnyChunk > 32 * W ? kSkinnyChunk : 32 * W);
 }
 
+// What the row-major-B kernels share. A warp's chunk of A: A(m, k0 + e) for this lane's e
+// (lane, lane + 32, ...), zeros past M and the slice, into registers (kPer = MT * chunk / 32),
+// then into the warp's As[m * chunk + e].
+template <int MT, int KC = kSkinnyChunk>
+__device__ __forceinline__ void skinny_split_load_a(float (&an)[MT * KC / 32], const GemmProblem& p,
+                                                    const BatchView& v, int lane, int64_t k0, int64_t k_end) {
+#pragma unroll
+  for (int i = 0; i < MT * KC / 32; ++i) {
+    const int m = i / (KC / 32);
+    const int64_t k = k0 + lane + 32 * (i % (KC / 32));
+    an[i] = m < p.M && k < k_end ? v.a[m * p.a_rs + k * p.a_cs] : 0.0f;
+  }
+}
+template <int MT, int KC = kSkinnyChunk>
+__device__ __forceinline__ void skinny_split_stage_a(float* As, const float (&an)[MT * KC / 32], int lane) {
+  __syncwarp();  // the previous chunk's reads of As are done
+#pragma unroll
+  for (int i = 0; i < MT * KC / 32; ++i) As[(i / (KC / 32)) * KC + lane + 32 * (i % (KC / 32))] = an[i];
+  __syncwarp();
+}
+// The block's sums: the 8 warps' MT x 32 W sums, red[warp][m][32 W] at the start of shared
+// memory, added in warp order (a fixed order: the same bits on every run) and written to the
+// workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through the
+// epilogue.
+template <int MT, int W>
+__device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
+                                                  float* red, const float (&acc)[MT][W], int64_t n_block) {
+  constexpr int kCols = 32 * W;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();  // every warp is done with its chunk of A (the same memory)
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    float* r = &red[(warp * MT + m) * kCols + lane * W];
+    if constexpr (W == 4) {
+      *reinterpret_cast<float4*>(r) = make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+    } else {
+      r[0] = acc[m][0];
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < MT * kCols; i += 256) {
+    const int m = i / kCols;
+    const int64_t n = n_block + i % kCols;
+    if (m >= p.M || n >= p.N) continue;
+    float x = red[i];
+#pragma unroll
+    for (int q = 1; q < 8; ++q) x += red[q * MT * kCols + i];
+    if (s.ws) {
+      s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
+    } else {
+      v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, x);
+    }
+  }
+}
+
 template <int MT, int P, int W>
 __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
     skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
@@ -339,24 +394,12 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
         }
       }
     };
-    // A(m, k0 + e) for this lane's e (lane and lane + 32), zeros past M and the slice.
     float an[kPer];
-    auto load_a = [&](int64_t k0) {
-#pragma unroll
-      for (int i = 0; i < kPer; ++i) {
-        const int m = i / (KC / 32);
-        const int64_t k = k0 + lane + 32 * (i % (KC / 32));
-        an[i] = m < p.M && k < k_end ? v.a[m * p.a_rs + k * p.a_cs] : 0.0f;
-      }
-    };
     load_b(bv[0], k_begin);
-    load_a(k_begin);
+    skinny_split_load_a<MT>(an, p, v, lane, k_begin, k_end);
     for (int64_t k0 = k_begin; k0 < k_end; k0 += KC) {
-      __syncwarp();  // the previous chunk's reads of As are done
-#pragma unroll
-      for (int i = 0; i < kPer; ++i) As[(i / (KC / 32)) * KC + lane + 32 * (i % (KC / 32))] = an[i];
-      __syncwarp();
-      if (k0 + KC < k_end) load_a(k0 + KC);
+      skinny_split_stage_a<MT>(As, an, lane);
+      if (k0 + KC < k_end) skinny_split_load_a<MT>(an, p, v, lane, k0 + KC, k_end);
 #pragma unroll
       for (int g = 0; g < KC / P; ++g) {
         // Groups past the slice's end hold only zeros: the chunk (the slice's last) ends.
@@ -377,32 +420,98 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
       }
     }
   }
-  // The warps' sums, red[warp][m][kCols], added in warp order.
-  __syncthreads();  // every warp is done with its chunk of A (the same memory)
-  float* red = smem;
+  skinny_split_sums<MT, W>(p, v, s, smem, acc, n_block);
+}
+
+// Float4s of B (its rows 16-byte aligned lines): the same blocks, slices of K, staging of A
+// and sums, with B's rows copied into shared memory (cp.async) instead of registers. Each warp
+// keeps S groups of P rows in flight in its own ring of stages; a lane copies its float4 of
+// each row and later reads back only that float4, so no barrier or shuffle orders the ring (the
+// lane's own cp.async.wait_group does), and no registers hold rows in flight. What bounds the
+// bytes in flight is then shared memory, not registers: on products of up to 16 rows drawn at
+// random it ran up to 1.7 times the register kernel, most on those of few blocks, where one
+// launch with K whole now keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
+// The register kernel above stays for single floats (a 4-byte copy a row, as many instructions
+// as its loads, was slower on small products) and for GPUs whose SMs hold less shared memory.
+// Dynamic shared memory skinny_async_smem<MT, S>: the warps' chunks of A, then their rings
+// (at least the warps' sums, which take the same memory at the end).
+inline constexpr int kSkinnyAsyncRows = 4;  // P: rows of B a group
+template <int MT, int S>
+constexpr size_t skinny_async_smem() {
+  return sizeof(float) * 8 * (MT * kSkinnyChunk + S * kSkinnyAsyncRows * 128);
+}
+// Stages a warp keeps: six, five for 8 rows, so that two blocks fit in the 228 KB of an sm_90
+// SM (16 rows: one block, skinny_split_blocks_per_sm in auto/plan.h).
+template <int MT>
+constexpr int skinny_async_stages() { return MT == 8 ? 5 : 6; }
+
+template <int MT, int S>
+__global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
+    skinny_nmajor_async_kernel(GemmProblem p, SkinnySplit s) {
+  constexpr int KC = kSkinnyChunk, P = kSkinnyAsyncRows, kPer = MT * KC / 32, kCols = 128;
+  static_assert(KC % P == 0 && P % 4 == 0 && S >= 2, "a chunk is whole groups of rows, of float4s of A");
+  static_assert(MT * kCols <= MT * KC + S * P * kCols, "the warps' sums fit where A and B were");
+  extern __shared__ __align__(16) float smem[];
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n_block = int64_t(blockIdx.x) * kCols, n0 = n_block + lane * 4;
+  const int64_t k_begin = (int64_t(blockIdx.y) * 8 + warp) * s.k_slice;
+  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
+  float* As = smem + warp * MT * KC;
+  // Stage st's row u, this lane's float4: Bs[(st * P + u) * kCols + lane * 4].
+  float* const Bs = smem + 8 * MT * KC + warp * S * P * kCols + lane * 4;
+  float acc[MT][4] = {};
+  if (k_begin < k_end) {
+    // A lane's float4 is inside N or past it (N is a multiple of 4 where B's rows are aligned).
+    const bool lane_in = n0 < p.N;
+    const float* const b_lane = v.b + (lane_in ? n0 : 0);
+    // Copies group g's rows (k_begin + g P ...) into stage g % S, zeros past the slice and N
+    // (nothing read); one commit, so that each group is one of the lane's groups of copies.
+    auto copy_b = [&](int64_t g) {
+      const int64_t k = k_begin + g * P;
+      float* dst = Bs + int(g % S) * P * kCols;
 #pragma unroll
-  for (int m = 0; m < MT; ++m) {
-    float* r = &red[(warp * MT + m) * kCols + lane * W];
-    if constexpr (W == 4) {
-      *reinterpret_cast<float4*>(r) = make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
-    } else {
-      r[0] = acc[m][0];
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < MT * kCols; i += 256) {
-    const int m = i / kCols;
-    const int64_t n = n_block + i % kCols;
-    if (m >= p.M || n >= p.N) continue;
-    float x = red[i];
+      for (int u = 0; u < P; ++u) {
+        const bool in = lane_in && k + u < k_end;
+        cp_async16(dst + u * kCols, in ? b_lane + (k + u) * p.b_rs : v.b, in ? 16 : 0);
+      }
+      cp_async_commit();
+    };
+    float an[kPer];
 #pragma unroll
-    for (int q = 1; q < 8; ++q) x += red[q * MT * kCols + i];
-    if (s.ws) {
-      s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
-    } else {
-      v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, x);
+    for (int g = 0; g < S; ++g) copy_b(g);
+    skinny_split_load_a<MT>(an, p, v, lane, k_begin, k_end);
+    int64_t g0 = 0;  // the chunk's first group
+    for (int64_t k0 = k_begin; k0 < k_end; k0 += KC, g0 += KC / P) {
+      skinny_split_stage_a<MT>(As, an, lane);
+      if (k0 + KC < k_end) skinny_split_load_a<MT>(an, p, v, lane, k0 + KC, k_end);
+#pragma unroll
+      for (int g = 0; g < KC / P; ++g) {
+        if (k0 + g * P >= k_end) break;
+        cp_async_wait<S - 1>();  // this group's copies (the lane's own) have landed
+        const float* b = Bs + int((g0 + g) % S) * P * kCols;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const float4 a4 = *reinterpret_cast<const float4*>(&As[m * KC + g * P]);
+          const float av[4] = {a4.x, a4.y, a4.z, a4.w};
+#pragma unroll
+          for (int q = 0; q < P; ++q) {
+            const float4 b4 = *reinterpret_cast<const float4*>(b + q * kCols);
+            acc[m][0] += av[q] * b4.x;
+            acc[m][1] += av[q] * b4.y;
+            acc[m][2] += av[q] * b4.z;
+            acc[m][3] += av[q] * b4.w;
+          }
+        }
+        // The stage just read takes group g + S (its reads come first in the lane's order, and
+        // the compiler keeps them there).
+        asm volatile("" ::: "memory");
+        copy_b(g0 + g + S);
+      }
     }
+    cp_async_wait<0>();  // copies past the slice (zeros) land before the memory is reused
   }
+  skinny_split_sums<MT, 4>(p, v, s, smem, acc, n_block);
 }
 
 // The reduction's block: 256 threads in split_k_reduce_groups(splits) groups, each thread on
