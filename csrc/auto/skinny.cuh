@@ -15,13 +15,15 @@
 //    own slice of K, with its rows of A staged in its own shared memory (every lane reads the
 //    same A(m, k): a broadcast); the block adds its warps' sums in shared memory, so the
 //    workspace holds one partial product per block along K, not per slice (8 times less to
-//    write and add), and most products need no workspace at all.
+//    write and add), and most products need no workspace at all. Float4s of B reach the
+//    warps through a ring of shared memory each (cp.async), single floats through registers.
 // B is read as float4 (W = 4 consecutive elements per lane, 512 bytes per warp load) when
 // its contiguous lines are 16-byte aligned, else one float per lane (128 bytes per load), at
 // any stride.
 // Costs: MT * NW accumulators per thread (MT * W in the row-major kernel); shared memory for
 // A (the column-major kernel with A staged: 2 * MT * KC, two chunks; the row-major one:
-// 8 * MT * max(64, 32 W), its warps' chunks of A, then their sums); a workspace of splits *
+// 8 * MT * max(64, 32 W), its warps' chunks of A, then their sums; with float4s through shared
+// memory, skinny_async_smem: its warps' rings of B besides); a workspace of splits *
 // batch * M * N floats when K is split across blocks (ceil(splits / 8) for the row-major
 // kernel, whose splits are its warps').
 #pragma once
@@ -429,8 +431,8 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
 // each row and later reads back only that float4, so no barrier or shuffle orders the ring (the
 // lane's own cp.async.wait_group does), and no registers hold rows in flight. What bounds the
 // bytes in flight is then shared memory, not registers: on products of up to 16 rows drawn at
-// random it ran up to 1.7 times the register kernel, most on those of few blocks, where one
-// launch with K whole now keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
+// random it ran faster than the register kernel on each, most on those of few blocks, where
+// one launch with K whole now keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
 // The register kernel above stays for single floats (a 4-byte copy a row, as many instructions
 // as its loads, was slower on small products) and for GPUs whose SMs hold less shared memory.
 // Dynamic shared memory skinny_async_smem<MT, S>: the warps' chunks of A, then their rings
