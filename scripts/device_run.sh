@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick cands refit-kmajor refit-skinny sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   steps: tests quick cands refit-kmajor refit-skinny skinny-rows sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   (skinny-rows: scripts/skinny_rows.cu, the row-major-B skinny kernels against cuBLAS, ROWS_N shapes of ROWS_SEED)
 #   (refit-kmajor, refit-skinny: CUTLASS's K-major copy costs or the skinny kernels' parameters refitted
 #   on this GPU, exact_fit.fit_kmajor or fit_skinny, and the steps after it run on a table that holds
 #   that model line alone)
@@ -82,6 +83,10 @@ for step in "$@"; do
 print(torch.cuda.get_device_properties(0).multi_processor_count, _C.auto_table_file(torch.cuda.get_device_name()))')
       python3 -m gemmtiles.exact_fit "$OUT/cands-$part.csv" --"$part" --sms "$sms" \
         --table-out "$GEMMTILES_CACHE/auto/$table" | tee "$LOGS/$step.txt" | grep -v '^params' ;;
+    skinny-rows)
+      nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG scripts/skinny_rows.cu -o /tmp/skinny_rows \
+        -lcublas >"$LOGS/skinny-rows-build.log" 2>&1 || { tail -5 "$LOGS/skinny-rows-build.log"; continue; }
+      /tmp/skinny_rows "${ROWS_N:-40}" "${ROWS_SEED:-2}" | tee "$LOGS/skinny-rows.txt" | tail -5 ;;
     model-*)  # model-TORCH[-OURS]: torch's precision, gemmtiles' own setting (default none)
       IFS=- read -r _ torch_level ours <<<"$step"
       python3 -m gemmtiles.bench --model --precision "$torch_level" --fp32-precision "${ours:-none}" \

@@ -60,6 +60,12 @@ constexpr int BM = 64, BN = 128, BK = 8, WM = 64, WN = 32, ST = 5;
 constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, ST = 3;
 #elif CFG == 17
 constexpr int BM = 32, BN = 64, BK = 8, WM = 32, WN = 32, ST = 4;
+#elif CFG == 18  // the 32 x 32 tile on two warps: half of each k step's FMAs a warp
+constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 16, ST = 3;
+#elif CFG == 19
+constexpr int BM = 32, BN = 32, BK = 8, WM = 16, WN = 32, ST = 3;
+#elif CFG == 20  // on four warps
+constexpr int BM = 32, BN = 32, BK = 8, WM = 16, WN = 16, ST = 3;
 #endif
 // clang-format on
 

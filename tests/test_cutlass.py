@@ -273,7 +273,7 @@ def test_fit_skinny_recovers_the_skinny_parameters_and_holds_the_others(tmp_path
     params = _C.exact_model()
     s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
     truth = list(params)
-    truth[s0:s0 + exact_fit.SKINNY] = [6.0, 0.25, 12.0, 3.0, 5.0, 10.0, 20.0]
+    truth[s0:s0 + exact_fit.SKINNY] = [6.0, 0.25, 12.0, 3.0, 5.0, 10.0, 20.0, 8.0]
     rng = random.Random(6)
     shapes = [(rng.randint(1, 16), rng.randint(100, 20000), rng.randint(100, 12000), ("NN", "NT")[i % 2])
               for i in range(60)]
@@ -714,7 +714,7 @@ def _scaled_parts(params):
     c0 = g0 - exact_fit.COPY
     s0 = c0 - exact_fit.SKINNY
     dram = {4, s0 + 1, c0 + 1, g0 + 1}  # operands' bytes, B streamed by skinny and GEMV, copies
-    sm = {5, *range(exact_fit.GLOBAL_FEATURES, s0), s0 + 2, s0 + 5, s0 + 6, g0 + 2, g0 + 3, g0 + 4}
+    sm = {5, *range(exact_fit.GLOBAL_FEATURES, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4}
     return dram, sm
 
 

@@ -25,8 +25,9 @@
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
 //    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
-//    and for each of the two kernels the steps a block runs in series times its blocks' waves
-//    (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
+//    and for each of the kernels (the row-major-B one apart on float4s through shared memory
+//    and on single floats through registers) the steps a block runs in series times its
+//    blocks' waves (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
 //  - The GEMV kernel (up to 8 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
 //    share of SMs its blocks occupy, A's bytes as every block reads them (through L2), its
 //    blocks' waves (each ends in a reduction across its warps), and its steps in series times
@@ -48,11 +49,11 @@ inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2
 // reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
 // iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
 inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
-inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 7;
+inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 8;
 inline constexpr int kGemvFeatures = 5;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-steps-gemv";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -67,7 +68,8 @@ struct ExactModel {
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
-// 128 x 128); the skinny kernels'; the copies'; the GEMV kernel's, fitted apart to its own
+// 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it now runs
+// through shared memory, at its steps' cost on single floats, through registers as when fitted); the copies'; the GEMV kernel's, fitted apart to its own
 // candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
@@ -88,7 +90,7 @@ inline constexpr ExactModel kExactModel{
      0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
      0.261992, 4.49901, 0.0756889, 0, 5.50731,
      0.423884, 3.94571, 0, 11.7391, 9.77315},
-    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156},
+    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156},
     {3.10046, 0.351452},
     {3.87418, 0.333391, 0, 0.522322, 38.4474}};
 
@@ -115,7 +117,7 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
   m.cutlass[5] *= sm;    // split blocks per SM
   for (int i = kGlobalFeatures; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;
   m.skinny[1] *= dram;  // B's MB over the SMs it streams through
-  for (const int i : {2, 5, 6}) m.skinny[i] *= sm;
+  for (const int i : {2, 5, 6, 7}) m.skinny[i] *= sm;
   m.copy[1] *= dram;
   m.gemv[1] *= dram;
   for (const int i : {2, 3, 4}) m.gemv[i] *= sm;
@@ -160,9 +162,10 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
 // The features of a skinny kernel on M x N x K, `batch` products, writing `partials` partial
 // products (1: none), whose blocks run `serial` steps in series (skinny_serial_steps in
 // auto/plan.h) and occupy a `used` share of the SMs (at most 1): the column-major-B kernel's
-// (b_kmajor) or the row-major-B one's.
+// (b_kmajor), the row-major-B one's on single floats, or on float4s through its warps' rings of
+// shared memory (ring), whose steps wait on their loads less.
 inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N, int64_t K, int64_t batch,
-                                                           int64_t partials, bool b_kmajor, double serial,
+                                                           int64_t partials, bool b_kmajor, bool ring, double serial,
                                                            double used) {
   return {1.0,
           4.0 * double(K) * N * batch / 1e6 / used,
@@ -170,7 +173,8 @@ inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N,
           partials > 1 ? 1.0 : 0.0,
           partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0,
           b_kmajor ? serial : 0.0,
-          b_kmajor ? 0.0 : serial};
+          b_kmajor || ring ? 0.0 : serial,
+          !b_kmajor && ring ? serial : 0.0};
 }
 
 // The features of the GEMV kernel on M x N x K, `batch` products: `blocks` blocks whose

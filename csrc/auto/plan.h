@@ -945,7 +945,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
     const int64_t used = std::min(std::max<int64_t>(1, sms), skinny_blocks(plan, N, batch));
-    put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor,
+    put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
                         skinny_serial_steps(plan, N, batch, sms), double(used) / double(std::max<int64_t>(1, sms))),
         kCutlassFeatures);
     return f;
