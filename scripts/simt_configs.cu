@@ -1,7 +1,7 @@
 // CUTLASS SIMT SGEMM configurations (auto's exact kernels, csrc/auto/cutlass_simt.cuh) against
 // cuBLAS fp32 on every layout of A and B: tile, warp tile, tile depth and stages, one
 // configuration per binary (CFG below), data-parallel (one block per output tile) so that the
-// tile's own speed shows. Build one binary per configuration:
+// tile's own speed shows, timed on the GPU alone (hold_stream). Build one binary per configuration:
 //   for c in 0 1 2 ...; do nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DNDEBUG \
 //     -I<cutlass>/include -DCFG=$c scripts/simt_configs.cu -lcublas -o simt_cfg$c & done
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
@@ -95,7 +95,7 @@ void run_layout(cublasHandle_t hd, Bufs& x, int M, int N, int K, int avail) {
     cublasSgemm(hd, BK_ ? CUBLAS_OP_T : CUBLAS_OP_N, AK ? CUBLAS_OP_N : CUBLAS_OP_T, N, M, K, &one, x.b, ldb, x.a,
                 lda, &zero, x.ref, N);
   };
-  const float tc = median_ms(cub, reps) * 1000;
+  const float tc = median_ms(cub, reps, 100000) * 1000;
   using G = Gemm<AK, BK_>;
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K}, 1, {1.0f, 0.0f}, x.a, x.b, x.d, x.d, 0,
                              0, 0, 0, lda, ldb, N, N, avail);
@@ -113,8 +113,8 @@ void run_layout(cublasHandle_t hd, Bufs& x, int M, int N, int K, int avail) {
   cub();
   CHECK(cudaDeviceSynchronize());
   const double err = relative_error(x.d, x.ref, size_t(M) * N);
-  const float t = median_ms(f, reps) * 1000;
-  const float tcub = std::min(tc, median_ms(cub, reps) * 1000);
+  const float t = median_ms(f, reps, 100000) * 1000;
+  const float tcub = std::min(tc, median_ms(cub, reps, 100000) * 1000);
   printf("%3dx%3dx%2d w%2dx%2d s%d %s  %5d x %5d x %5d %c%c  cutlass %8.1f us  cublas %8.1f us  ratio %.3f  err %.1e\n",
          BM, BN, BK, WM, WN, ST, avail == 1 ? "dp" : "sk", M, N, K, AK ? 'N' : 'T', BK_ ? 'T' : 'N', t, tcub,
          tcub / t, err);
@@ -122,7 +122,8 @@ void run_layout(cublasHandle_t hd, Bufs& x, int M, int N, int K, int avail) {
 }
 
 int main(int argc, char** argv) {
-  // argv[2] "small": products of a few to a few hundred microseconds, for the small tiles.
+  // argv[2] "small": products of a few to a few hundred microseconds, for the small tiles;
+  // "tiny": products cuBLAS finishes in about 10 microseconds, which auto runs on the 32 x 32 tile.
   const std::vector<std::array<int, 3>> large = {{4096, 4096, 4096}, {2048, 2048, 2048}, {3531, 5185, 5907},
                                                  {4165, 11235, 1188}, {2830, 5752, 671}, {1051, 3699, 5807},
                                                  {955, 1063, 1781},  {1032, 1024, 409},  {584, 898, 1555},
@@ -131,7 +132,10 @@ int main(int argc, char** argv) {
                                                  {6140, 212, 287},  {413, 373, 144},   {194, 861, 1556},
                                                  {874, 358, 855},   {235, 2431, 2147}, {65, 575, 2881},
                                                  {1827, 139, 2132}, {100, 2146, 164},  {258, 5257, 3750}};
-  const auto& shapes = argc > 2 && std::string(argv[2]) == "small" ? small : large;
+  const std::vector<std::array<int, 3>> tiny = {{156, 402, 143}, {152, 253, 168}, {413, 373, 144}, {559, 1626, 399},
+                                                {112, 220, 1766}, {44, 249, 1819}, {119, 134, 397},  {150, 400, 32}};
+  const std::string set = argc > 2 ? argv[2] : "";
+  const auto& shapes = set == "small" ? small : set == "tiny" ? tiny : large;
   const size_t maxe = size_t(1) << 26;
   Bufs x{};
   CHECK(cudaMalloc(&x.a, maxe * 4));
