@@ -425,7 +425,7 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
 
 
 @needs_cuda
-@pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
+@pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (1, 644, 1000), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
                                    (5, 4099, 33), (8, 3, 700)])
 def test_row_major_b_skinny_kernels_forced(m, n, k):
     # The row-major-B skinny kernel, forced: single floats and (B's rows aligned) float4s; K in
@@ -438,6 +438,21 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     for k_slice in (16, 48, 256, -(-k // 16) * 16):
         plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]
     _check_each_forced(plans, a, b, c)
+
+
+@needs_cuda
+@pytest.mark.parametrize("m", [1, 4, 12])
+@pytest.mark.parametrize("n", [6, 130])
+def test_row_major_b_float4s_on_a_view_narrower_than_its_rows(m, n):
+    # Rows of B 16-byte aligned (row stride a multiple of 4) but N not: float4 plans, whose
+    # last float4 is cut by N, on a B whose storage ends at its last row's N-th element.
+    k = 300
+    ld = -(-n // 4) * 4
+    b = torch.randn((k - 1) * ld + n, device="cuda").as_strided((k, n), (ld, 1))
+    a = operand(m, k, "cuda")
+    c = torch.randn(m, n, device="cuda")
+    mt = 1 if m == 1 else 4 if m <= 4 else 16
+    _check_each_forced([("skinny_nmajor", mt, 1, 4, -(-k // s), s) for s in (16, 112, 304)], a, b, c)
 
 
 # The tuned tables (python -m gemmtiles.tune): format, buckets, and that auto follows them.

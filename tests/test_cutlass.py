@@ -797,9 +797,10 @@ def test_a_tables_exact_model_line_sets_the_model():
 def test_an_exact_model_line_of_other_features_is_refused():
     # A line without the feature layout's name (gemmtiles before the per-operand model wrote
     # bare numbers), or with an earlier layout's (per-operand: before the skinny kernels' steps;
-    # per-operand-skinny-steps: before the GEMV kernel),
+    # per-operand-skinny-steps: before the GEMV kernel; per-operand-skinny-steps-gemv: before the
+    # row-major-B skinny kernel's steps on float4s had their own parameter),
     # would be read with another meaning: refused, naming the refit.
-    for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps "]:
+    for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

@@ -395,8 +395,8 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 
 // Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps
 // on 8 slices of K (skinny_split in auto/plan.h). Float4s go through shared memory (the async
-// kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, else through
-// registers. Rows of B in flight per group in the register kernel, float4s: 8 for up to 4 rows
+// kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, and N is a
+// multiple of 4, else through registers (whose steps the model prices as the ring's). Rows of B in flight per group in the register kernel, float4s: 8 for up to 4 rows
 // of A, 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
 // sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps'
 // sums); single floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in
@@ -429,7 +429,10 @@ void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   constexpr int S = skinny_async_stages<MT>();
   constexpr auto kernel = skinny_nmajor_async_kernel<MT, S>;
   constexpr size_t smem = skinny_async_smem<MT, S>();
-  if (!sm_holds(smem, skinny_split_blocks_per_sm(MT, 4))) return launch_skinny_split<MT, 4>(p, plan, ws, stream);
+  // The ring copies whole float4s: a float4 cut by N (a view of fewer columns than its aligned
+  // rows) goes through the register kernel, which reads its floats inside N alone.
+  if (p.N % 4 != 0 || !sm_holds(smem, skinny_split_blocks_per_sm(MT, 4)))
+    return launch_skinny_split<MT, 4>(p, plan, ws, stream);
   set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }

@@ -442,8 +442,9 @@ template <int MT, int S>
 constexpr size_t skinny_async_smem() {
   return sizeof(float) * 8 * (MT * kSkinnyChunk + S * kSkinnyAsyncRows * 128);
 }
-// Stages a warp keeps: six, five for 8 rows, so that two blocks fit in the 228 KB of an sm_90
-// SM (16 rows: one block, skinny_split_blocks_per_sm in auto/plan.h).
+// Stages a warp keeps: six, five for 8 rows (the builds timed: scripts/skinny_rows.cu); two
+// blocks fit in the 228 KB of an sm_90 SM (16 rows: one block, skinny_split_blocks_per_sm in
+// auto/plan.h).
 template <int MT>
 constexpr int skinny_async_stages() { return MT == 8 ? 5 : 6; }
 
@@ -464,7 +465,9 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
   float* const Bs = smem + 8 * MT * KC + warp * S * P * kCols + lane * 4;
   float acc[MT][4] = {};
   if (k_begin < k_end) {
-    // A lane's float4 is inside N or past it (N is a multiple of 4 where B's rows are aligned).
+    // A lane's float4 is inside N or past it: launch_skinny_async runs this kernel only where N
+    // is a multiple of 4 (aligned rows of B can be a view narrower than its row stride, whose
+    // last float4 the register kernel reads float by float instead).
     const bool lane_in = n0 < p.N;
     const float* const b_lane = v.b + (lane_in ? n0 : 0);
     // Copies group g's rows (k_begin + g P ...) into stage g % S, zeros past the slice and N
