@@ -134,6 +134,27 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
     assert {c.w for c in cands} == whole
 
 
+@pytest.mark.parametrize("m,rows", [(1, 1), (2, 4), (4, 4), (5, 8), (8, 8), (9, 16), (16, 16)])
+def test_skinny_row_builds_and_their_steps_features(m, rows):
+    # The row-major-B kernel's builds: one row for M = 1 (the column-major-B kernel's smallest
+    # is 4); its steps in series a feature apart on float4s (its shared-memory ring) and on
+    # single floats, the column-major-B kernel's in a third; priced alike while the ring's
+    # parameter is the single floats'.
+    n, k = 4096, 3000
+    for b_k in (False, True):
+        cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, b_k, True, H100_SMS) if c.kernel.startswith("skinny")]
+        assert cands and {c.mt for c in cands} == {rows if not b_k else max(rows, 4)}
+        for c in cands:
+            f = _C.exact_features(c.kernel, c.mt, c.nw, c.w, c.splits, c.k_slice, m, n, k, 1, True, b_k, H100_SMS)
+            s0 = len(f) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+            steps = f[s0 + 5:s0 + 8]
+            at = 0 if b_k else 2 if c.w == 4 else 1
+            assert steps[at] > 0 and [x for i, x in enumerate(steps) if i != at] == [0, 0], tuple(c)
+    params = _C.exact_model()
+    s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+    assert params[s0 + 7] == params[s0 + 6]
+
+
 @pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (4, True, True), (3, True, False), (5, True, True),
                                          (8, True, True), (7, True, False), (9, True, True), (1, False, True),
                                          (16, True, True)])
