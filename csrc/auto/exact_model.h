@@ -68,8 +68,9 @@ struct ExactModel {
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
-// 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it now runs
-// through shared memory, at its steps' cost on single floats, through registers as when fitted); the copies'; the GEMV kernel's, fitted apart to its own
+// 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it runs
+// through shared memory, at its steps' cost on single floats, through registers as when
+// fitted); the copies'; the GEMV kernel's, fitted apart to its own
 // candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own

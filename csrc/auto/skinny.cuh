@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
 // lane's own cp.async.wait_group does), and no registers hold rows in flight. What bounds the
 // bytes in flight is then shared memory, not registers: on products of up to 16 rows drawn at
 // random it ran faster than the register kernel on each, most on those of few blocks, where
-// one launch with K whole now keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
+// one launch with K whole keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
 // The register kernel above stays for single floats (a 4-byte copy a row, as many instructions
 // as its loads, was slower on small products) and for GPUs whose SMs hold less shared memory.
 // Dynamic shared memory skinny_async_smem<MT, S>: the warps' chunks of A, then their rings
