@@ -184,7 +184,7 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
     case AutoKernel::kSkinnyNMajor: {
       // Row-major B: the split kernel with either load width (float4s where B's rows are
       // aligned), on any warps' slices of K.
-      return !b_k && p.M <= kSkinnySplitMaxM && plan.mt == skinny_nmajor_rows(p.M) && plan.nw == 1 &&
+      return !b_k && p.M <= kSkinnySplitMaxM && plan.mt == skinny_rows(p.M, false) && plan.nw == 1 &&
              (plan.w == 1 || (plan.w == 4 && b_vec)) && plan.k_slice > 0 && plan.k_slice % kSkinnySplitMinRows == 0 &&
              plan.splits == ceil_div64(p.K, plan.k_slice);
     }

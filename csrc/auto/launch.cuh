@@ -345,17 +345,23 @@ void launch_skinny(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(Ge
   launch_skinny_grid(p, plan, kernel, cols, Cfg::kThreads, smem, ws, stream);
 }
 
-// Shared memory one block may opt in to on the current device, asked once per device.
-inline int64_t block_smem_optin() {
-  const int64_t bytes = once_per_device([](int device) {
+// Attribute `What` of the current device, asked once per device; 0 where it cannot be read.
+template <cudaDeviceAttr What>
+int64_t device_attribute() {
+  return once_per_device([](int device) {
     int value = 0;
-    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    if (cudaDeviceGetAttribute(&value, What, device) != cudaSuccess) {
       cudaGetLastError();
-      value = 48 * 1024;
+      value = 0;
     }
     return int64_t(value);
   });
-  return bytes > 0 ? bytes : 48 * 1024;  // 0: a device that cannot be named
+}
+
+// Shared memory one block may opt in to on the current device.
+inline int64_t block_smem_optin() {
+  const int64_t bytes = device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>();
+  return bytes > 0 ? bytes : 48 * 1024;  // 0: unread, or a device that cannot be named
 }
 
 // The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto/plan.h):
@@ -396,11 +402,12 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 // Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps
 // on 8 slices of K (skinny_split in auto/plan.h). Float4s go through shared memory (the async
 // kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, and N is a
-// multiple of 4, else through registers (whose steps the model prices as the ring's). Rows of B in flight per group in the register kernel, float4s: 8 for up to 4 rows
-// of A, 4 for 8 (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for
-// sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps'
-// sums); single floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in
-// flight for as many bytes).
+// multiple of 4, else through registers (whose steps the model prices as the ring's). Rows of
+// B in flight per group in the register kernel, float4s: 8 for up to 4 rows of A, 4 for 8
+// (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for sm_90), 8 for
+// 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps' sums); single
+// floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in flight for as
+// many bytes).
 template <int MT, int W>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitWarps == 8, "auto_plan models this kernel");
@@ -410,17 +417,10 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
-// Whether the device's SMs hold `blocks` blocks of `smem` bytes of shared memory each (asked
-// once per device).
+// Whether the current device's SMs hold `blocks` blocks of `smem` bytes of shared memory each
+// (none where the device's shared memory cannot be read).
 inline bool sm_holds(size_t smem, int blocks) {
-  const int64_t per_sm = once_per_device([](int device) {
-    int value = 0;
-    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) != cudaSuccess) {
-      cudaGetLastError();
-      value = 0;
-    }
-    return int64_t(value);
-  });
+  const int64_t per_sm = device_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>();
   // Each resident block also reserves 1 KB of the SM's shared memory for the system.
   return int64_t(smem) <= block_smem_optin() && int64_t(blocks) * int64_t(smem + 1024) <= per_sm;
 }

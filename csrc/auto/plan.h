@@ -120,11 +120,12 @@ inline constexpr int64_t skinny_max_m(bool b_kmajor) {
   return b_kmajor ? kSkinnyKMajorMaxM : kSkinnySplitMaxM;
 }
 
-// The rows of A a skinny kernel is built for, M rounded up: 4, 8 or 16; the row-major-B kernel
-// is built for one row too (a vector times a matrix), which then keeps a quarter of the
-// accumulators and FMAs, and of A's staged chunks.
-inline constexpr int skinny_rows(int64_t M) { return M <= 4 ? 4 : M <= 8 ? 8 : 16; }
-inline constexpr int skinny_nmajor_rows(int64_t M) { return M == 1 ? 1 : skinny_rows(M); }
+// The rows of A a skinny kernel for such a B is built for, M rounded up: 4, 8 or 16; the
+// row-major-B kernel is built for one row too (a vector times a matrix), which then keeps a
+// quarter of the accumulators and FMAs, and of A's staged chunks.
+inline constexpr int skinny_rows(int64_t M, bool b_kmajor) {
+  return M == 1 && !b_kmajor ? 1 : M <= 4 ? 4 : M <= 8 ? 8 : 16;
+}
 
 // The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
 // per warp, and resident blocks per SM (csrc/auto/skinny.cuh).
@@ -153,8 +154,9 @@ inline int64_t skinny_slots(const AutoPlan& plan, int64_t sms) {
 }
 // The skinny kernel for M rows and such a B with K whole, loading w floats of B at a time.
 inline AutoPlan skinny_shape(int64_t M, bool b_kmajor, int w) {
-  return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, skinny_rows(M), skinny_kmajor_shape(skinny_rows(M)).nw, w}
-                  : AutoPlan{AutoKernel::kSkinnyNMajor, skinny_nmajor_rows(M), 1, w};
+  const int mt = skinny_rows(M, b_kmajor);
+  return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, mt, skinny_kmajor_shape(mt).nw, w}
+                  : AutoPlan{AutoKernel::kSkinnyNMajor, mt, 1, w};
 }
 // The widths (skinny_cols) a table's skinny entry may name for M rows and such a B: the
 // column-major-B kernel's one; the row-major-B kernel's float4s (where B's rows are aligned)
@@ -1216,7 +1218,7 @@ inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                             bool b_vec, int64_t sms, int64_t splits) {
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
-  plan.mt = b_kmajor ? skinny_rows(M) : skinny_nmajor_rows(M);
+  plan.mt = skinny_rows(M, b_kmajor);
   plan.w = b_vec ? 4 : 1;
   if (!b_kmajor) {
     plan.nw = 1;
