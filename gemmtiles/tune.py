@@ -72,7 +72,7 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
     b_kmajor = shape.layout == "NT"
     ld = shape.k if b_kmajor else shape.n
     # The cost model as auto prices plans on this GPU (exact_fit.gpu_model), no per-shape entry.
-    model = exact_fit.model_text(exact_fit.gpu_model()) if torch.cuda.is_available() else None
+    model = exact_fit.model_line(exact_fit.gpu_model(), digits=17) if torch.cuda.is_available() else None
     kernel, rows, nw, w, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
                                                   True, model, True, _cutlass_here())
     if kernel == "cutlass":
