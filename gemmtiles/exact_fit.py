@@ -7,7 +7,7 @@ itself (`_C.exact_features`), and fits the parameters by non-negative least squa
 relative error. `check` scores a parameter vector on another sample: the speed of the
 candidate it picks, and of the best one, against cuBLAS. `fit_gemv`, `fit_kmajor` and
 `fit_skinny` fit one part of the parameters alone (the GEMV kernel's, CUTLASS's costs per
-K-major element, the skinny kernels' costs per step), the others held at this GPU's model (`gpu_model`).
+K-major element, the skinny kernels'), the others held at this GPU's model (`gpu_model`).
 
     python -m gemmtiles.exact_fit candidates.csv [--sms 132] [--gemv | --kmajor | --skinny]
 """
@@ -189,8 +189,6 @@ def problems(rows: dict, sms: int):
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
 # SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's.
 GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 6, 5, 8, 2, 5
-# The skinny features that count serial steps (skinny_features in csrc/auto/exact_model.h).
-SKINNY_STEPS = (5, 6, 7)
 
 
 def _tiles() -> int:
@@ -331,19 +329,17 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
 
 
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
-    """The skinny kernels' costs per serial step (the column-major-B kernel's, the row-major-B
-    kernel's on single floats and on float4s through its rings) alone fitted to their measured
-    candidates (least squares of the relative error, >= 0), every other parameter held: the part
-    of the model that products of up to 16 rows weigh against CUTLASS's tiles, and that a new
-    build of those kernels changes. The launch, bytes and partials are held at the whole fit,
-    which prices them on every kernel: all eight refitted on one half of `random:200:1`'s
-    products of up to 16 rows picked worse on the other half than the steps alone."""
+    """The skinny kernels' parameters alone fitted to their measured candidates (least squares
+    of the relative error, >= 0), every other parameter held but the GEMV kernel's rate per byte
+    of B, which follows the skinny kernels' (fit_gemv holds it there): the part of the model
+    that products of up to 16 rows weigh against CUTLASS's tiles."""
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     s0 = len(params) - GEMV - COPY - SKINNY
-    takes = lambda plan, f: plan.kernel.startswith("skinny")  # noqa: E731
-    return _fit_columns(probs, params, [s0 + i for i in SKINNY_STEPS], takes).tolist()
+    params = _fit_columns(probs, params, range(s0, s0 + SKINNY), lambda plan, f: plan.kernel.startswith("skinny"))
+    params[len(params) - GEMV + 1] = params[s0 + 1]
+    return params.tolist()
 
 
 def check(probs: dict, params: list[float]) -> dict:
@@ -382,7 +378,7 @@ def main(argv=None) -> int:
     part_of.add_argument("--kmajor", action="store_true",
                          help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
     part_of.add_argument("--skinny", action="store_true",
-                         help="fit the skinny kernels' costs per serial step alone (fit_skinny), the others held")
+                         help="fit the skinny kernels' parameters alone (fit_skinny), the others held")
     p.add_argument("--table-out", metavar="FILE",
                    help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
                         "line alone")

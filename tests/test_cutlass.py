@@ -138,7 +138,8 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
 def test_skinny_row_builds_and_their_steps_features(m, rows):
     # The row-major-B kernel's builds: one row for M = 1 (the column-major-B kernel's smallest
     # is 4); its steps in series a feature apart on float4s (its shared-memory ring) and on
-    # single floats, the column-major-B kernel's in a third, each priced by its own parameter.
+    # single floats, the column-major-B kernel's in a third; priced alike while the ring's
+    # parameter is the single floats'.
     n, k = 4096, 3000
     for b_k in (False, True):
         cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, b_k, True, H100_SMS) if c.kernel.startswith("skinny")]
@@ -149,6 +150,9 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
             steps = f[s0 + 5:s0 + 8]
             at = 0 if b_k else 2 if c.w == 4 else 1
             assert steps[at] > 0 and [x for i, x in enumerate(steps) if i != at] == [0, 0], tuple(c)
+    params = _C.exact_model()
+    s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+    assert params[s0 + 7] == params[s0 + 6]
 
 
 @pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (4, True, True), (3, True, False), (5, True, True),
@@ -284,9 +288,9 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
     assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
 
 
-def test_fit_skinny_recovers_the_skinny_steps_costs_and_holds_the_others(tmp_path):
-    # Timings of the skinny kernels made from known parameters: the fit finds their costs per
-    # serial step, and nothing else changes, though the truth's other skinny parameters differ.
+def test_fit_skinny_recovers_the_skinny_parameters_and_holds_the_others(tmp_path):
+    # Timings of the skinny kernels made from known parameters: the fit finds them, the GEMV
+    # kernel's rate per byte of B follows the skinny kernels', and nothing else changes.
     params = _C.exact_model()
     s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
     truth = list(params)
@@ -298,18 +302,12 @@ def test_fit_skinny_recovers_the_skinny_steps_costs_and_holds_the_others(tmp_pat
     more = _timed_by_model(tmp_path / "skinny-nn.csv", shapes, "skinny_nmajor", truth).read_text().splitlines()
     path = tmp_path / "skinny.csv"
     path.write_text("\n".join(rows + [r for r in more[1:] if ",cublas," not in r]) + "\n")
-    probs = exact_fit.problems(exact_fit.load(str(path)), H100_SMS)
-    steps = [s0 + i for i in exact_fit.SKINNY_STEPS]
-    held = [i for i in range(len(params)) if i not in steps]
-    # With the other skinny parameters at the truth's, the steps' costs come back.
-    start = [truth[i] if s0 <= i < s0 + exact_fit.SKINNY else params[i] for i in range(len(params))]
-    fitted = exact_fit.fit_skinny(probs, start)
-    assert [fitted[i] for i in held] == pytest.approx([start[i] for i in held], rel=0, abs=0)
-    assert [fitted[i] for i in steps] == pytest.approx([truth[i] for i in steps], rel=1e-3)
-    # From the shipped ones, only the steps' costs move.
-    fitted = exact_fit.fit_skinny(probs, params)
+    fitted = exact_fit.fit_skinny(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
+    g_rate = len(params) - exact_fit.GEMV + 1
+    held = [i for i in range(len(params)) if not s0 <= i < s0 + exact_fit.SKINNY and i != g_rate]
     assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
-    assert [fitted[i] for i in steps] != pytest.approx([params[i] for i in steps], rel=1e-3)
+    assert fitted[s0:s0 + exact_fit.SKINNY] == pytest.approx(truth[s0:s0 + exact_fit.SKINNY], rel=1e-3)
+    assert fitted[g_rate] == pytest.approx(truth[s0 + 1], rel=1e-3)
 
 
 def test_exact_fit_writes_its_fit_as_a_table_auto_reads(tmp_path, capsys):

@@ -68,11 +68,10 @@ struct ExactModel {
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
 // kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
-// 128 x 128); the skinny kernels' (their three costs per serial step fitted again apart, the
-// others held: python -m gemmtiles.exact_fit --skinny, exact_fit.fit_skinny, on the products
-// of up to 16 rows of random:200:1 on an H200, whose SMs and SM clock are the H100's, once the
-// row-major-B kernel ran float4s through shared memory); the copies'; the GEMV kernel's,
-// fitted apart to its own candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
+// 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it runs
+// through shared memory, at its steps' cost on single floats, through registers as when
+// fitted); the copies'; the GEMV kernel's, fitted apart to its own
+// candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
 // features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
@@ -92,7 +91,7 @@ inline constexpr ExactModel kExactModel{
      0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
      0.261992, 4.49901, 0.0756889, 0, 5.50731,
      0.423884, 3.94571, 0, 11.7391, 9.77315},
-    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 25.3943, 32.0825, 0},
+    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156},
     {3.10046, 0.351452},
     {3.87418, 0.333391, 0, 0.522322, 38.4474}};
 
