@@ -36,3 +36,13 @@ def find(c_module, gpu_name: str):
         if path.is_file():
             return path
     return None
+
+
+def line_of(text: str, *head: str):
+    """The first line of a table's text whose words begin with `head`, its comment dropped and
+    stripped, or None."""
+    for line in text.splitlines():
+        kept = line.split("#")[0]
+        if kept.split()[:len(head)] == list(head):
+            return kept.strip()
+    return None

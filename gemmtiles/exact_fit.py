@@ -239,11 +239,10 @@ def table_model(path) -> list[float] | None:
     None where it has none."""
     from pathlib import Path
 
-    for line in Path(path).read_text().splitlines():
-        words = line.split("#")[0].split()
-        if words[:3] == ["model", "exact", _C.exact_model_layout()]:
-            return [float(x) for x in words[3:]]
-    return None
+    from . import _tables
+
+    line = _tables.line_of(Path(path).read_text(), "model", "exact", _C.exact_model_layout())
+    return None if line is None else [float(x) for x in line.split()[3:]]
 
 
 def scaled_model(device) -> list[float]:

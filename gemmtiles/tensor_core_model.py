@@ -29,6 +29,7 @@ import csv
 import math
 from typing import Iterable
 
+from . import _tables
 from ._ops import _C
 from .exact_fit import _flags, candidates, gpu_model, planned
 
@@ -186,7 +187,4 @@ def model_line(p: dict) -> str:
 
 def model_line_of(text: str):
     """The model line of a table's text, or None."""
-    for line in text.splitlines():
-        if line.split("#")[0].split()[:2] == ["model", "tensor_cores"]:
-            return line.split("#")[0].strip()
-    return None
+    return _tables.line_of(text, "model", "tensor_cores")
