@@ -62,12 +62,13 @@ def _layout_flags(a, b):
 
 
 def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None, kernels=None,
-            exact_kernels=None, splits=None) -> None:
+            exact_kernels=None, splits=None, tiles=None) -> None:
     """Times cuBLAS, auto's own plan and every candidate of each shape (from index `start`,
     appending to `out` past 0), each forced through the auto op, and writes them as CSV.
     kernels: the candidates whose kernel's name starts with one of these alone (None: all);
     exact_kernels: those whose kernel is one of these alone; splits: those of these splits
-    alone (None: any)."""
+    alone (None: any); tiles: those of CUTLASS's tiles (mt, nw, warps) alone (None: any
+    candidate)."""
     if start > 0:  # appending: the file's columns must be these, or its new rows would misread
         with open(out, newline="") as f:
             header = next(csv.reader(f), None)
@@ -84,6 +85,7 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
 
     prefixes = (kernels,) if isinstance(kernels, str) else tuple(kernels or ())
     split_counts = None if splits is None else set(splits)
+    tile_set = None if tiles is None else set(map(tuple, tiles))
 
     torch.set_float32_matmul_precision("highest")
     sms = torch.cuda.get_device_properties(device).multi_processor_count
@@ -104,7 +106,8 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
                                                               a_k, b_k, b_vec, sms, a_vec)
                      if (kernels is None or p.kernel.startswith(prefixes))
                      and (exact_kernels is None or p.kernel in exact_kernels)
-                     and (split_counts is None or p.splits in split_counts)]
+                     and (split_counts is None or p.splits in split_counts)
+                     and (tile_set is None or (p.kernel.startswith("cutlass") and (p.mt, p.nw, p.w) in tile_set))]
             rows = []
             for plan in [("cublas",), ("auto",)] + plans:
                 if progress:  # before the call, so that a crash names its candidate
@@ -327,6 +330,29 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
     return _fit_columns(probs, params, cols, lambda plan, f: plan.kernel == "cutlass" and f.any()).tolist()
 
 
+def tile_index(mt: int, nw: int, warps: int) -> int:
+    """The index of CUTLASS's tile of mt x nw on `warps` warps in the parameter vector's tiles
+    (cutlass_tile_at, csrc/auto/plan.h): the tile whose features its candidate fills."""
+    for plan, _ in _C.exact_candidates(4096, 4096, 4096, 1, False, False, True, 132, True):
+        if plan.kernel == "cutlass" and (plan.mt, plan.nw, plan.w, plan.splits) == (mt, nw, warps, 1):
+            f = _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, 1, plan.k_slice, 4096, 4096, 4096, 1,
+                                  False, False, 132)
+            return next(t for t in range(_tiles()) if f[GLOBAL_FEATURES + PER_TILE * t])
+    raise ValueError(f"exact_fit: no CUTLASS tile of {mt} x {nw} on {warps} warps is built")
+
+
+def fit_tile(probs: dict, tile: int, params: list[float] | None = None) -> list[float]:
+    """One CUTLASS tile's five parameters (index `tile`, tile_index) alone fitted to the measured
+    candidates of CUTLASS's kernel on that tile, the operands as they lie (least squares of the
+    relative error, >= 0), every other parameter held: a tile added to the candidates, or
+    rebuilt, priced without refitting the others."""
+    import numpy as np
+
+    params = np.array(params if params is not None else gpu_model(), dtype=float)
+    cols = [GLOBAL_FEATURES + PER_TILE * tile + i for i in range(PER_TILE)]
+    return _fit_columns(probs, params, cols, lambda plan, f: plan.kernel == "cutlass" and f[0] > 0).tolist()
+
+
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
     """The skinny kernels' parameters alone fitted to their measured candidates (least squares
     of the relative error, >= 0), every other parameter held but the GEMV kernel's rate per byte
@@ -378,6 +404,9 @@ def main(argv=None) -> int:
                          help="fit CUTLASS's tiles' K-major copy costs alone (fit_kmajor), the others held")
     part_of.add_argument("--skinny", action="store_true",
                          help="fit the skinny kernels' parameters alone (fit_skinny), the others held")
+    part_of.add_argument("--tile", metavar="RxCxW",
+                         help="fit one CUTLASS tile's parameters alone (fit_tile), rows x columns x warps, "
+                              "the others held")
     p.add_argument("--table-out", metavar="FILE",
                    help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
                         "line alone")
@@ -392,8 +421,12 @@ def main(argv=None) -> int:
             print("wrote", args.table_out)
         return 0
 
-    if args.gemv or args.kmajor or args.skinny:
-        part = fit_gemv if args.gemv else fit_kmajor if args.kmajor else fit_skinny
+    if args.gemv or args.kmajor or args.skinny or args.tile:
+        if args.tile:
+            tile = tile_index(*(int(x) for x in args.tile.split("x")))
+            part = lambda probs: fit_tile(probs, tile)  # noqa: E731
+        else:
+            part = fit_gemv if args.gemv else fit_kmajor if args.kmajor else fit_skinny
         keys = sorted(train)
         for name, fit_on, rest in (("A", keys[::2], keys[1::2]), ("B", keys[1::2], keys[::2])):
             params = part({k: train[k] for k in fit_on})

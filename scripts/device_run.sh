@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick cands refit-kmajor refit-skinny skinny-rows sets-PRECISION random-PRECISION model-PRECISION[-OURS]
+#   steps: tests quick cands refit-kmajor refit-skinny refit-tile skinny-rows sets-PRECISION random-PRECISION
+#   model-PRECISION[-OURS]
 #   (skinny-rows: scripts/skinny_rows.cu, the row-major-B skinny kernels against cuBLAS, ROWS_N shapes of ROWS_SEED)
-#   (refit-kmajor, refit-skinny: CUTLASS's K-major copy costs or the skinny kernels' parameters refitted
-#   on this GPU, exact_fit.fit_kmajor or fit_skinny, and the steps after it run on a table that holds
+#   (refit-kmajor, refit-skinny, refit-tile: CUTLASS's K-major copy costs, the skinny kernels' parameters
+#   or those of CUTLASS's tile TILE (rows x columns x warps, 32x32x2) refitted on this GPU,
+#   exact_fit.fit_kmajor, fit_skinny or fit_tile, and the steps after it run on a table that holds
 #   that model line alone)
 #   (quick: pytest on PYTEST_ARGS, default tests/test_auto.py, and -k "$PYTEST_K" if set)
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
@@ -63,13 +65,17 @@ for step in "$@"; do
         start=$((last + 1))
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
-    refit-kmajor|refit-skinny)  # one part of the cost model refitted on this GPU, the others held at the
+    refit-kmajor|refit-skinny|refit-tile)  # one part of the cost model refitted on this GPU, the others held at the
       # model auto uses here (exact_fit.gpu_model: an earlier refit step's table, else the shipped fit
       # scaled to this GPU): CUTLASS's kernel on the NN and NT products of the training sample
       # (kmajor), or the skinny kernels on its products of up to 16 rows (skinny), timed straight into $OUT
       part=${step#refit-}
+      fit=(--"$part")
       if [ "$part" = kmajor ]; then
         pick=(--layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16)
+      elif [ "$part" = tile ]; then
+        pick=(--exact-kernels cutlass --tiles "${TILE:-32x32x2}")
+        fit=(--tile "${TILE:-32x32x2}")
       else
         pick=(--max-rows 16 --kernels skinny)
       fi
@@ -81,7 +87,7 @@ for step in "$@"; do
       mkdir -p "$GEMMTILES_CACHE/auto"
       read -r sms table < <(python3 -c 'import torch; from gemmtiles._ops import _C
 print(torch.cuda.get_device_properties(0).multi_processor_count, _C.auto_table_file(torch.cuda.get_device_name()))')
-      python3 -m gemmtiles.exact_fit "$OUT/cands-$part.csv" --"$part" --sms "$sms" \
+      python3 -m gemmtiles.exact_fit "$OUT/cands-$part.csv" "${fit[@]}" --sms "$sms" \
         --table-out "$GEMMTILES_CACHE/auto/$table" | tee "$LOGS/$step.txt" | grep -v '^params' ;;
     skinny-rows)
       nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG scripts/skinny_rows.cu -o /tmp/skinny_rows \

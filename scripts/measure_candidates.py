@@ -32,6 +32,9 @@ def main():
                    help="only the candidates of these kernels, named whole, comma-separated "
                         "(cutlass: CUTLASS's kernel on the operands as they lie); default all")
     p.add_argument("--splits", default="", help="only the candidates of these splits, comma-separated; default all")
+    p.add_argument("--tiles", default="",
+                   help="only the CUTLASS candidates of these tiles, rows x columns x warps, comma-separated "
+                        "(32x32x2); default all")
     args = p.parse_args()
     shapes = bench.shape_set(args.shapes, "cuda")
     rows = lambda s: s.m if s.bmm else s.m * s.batch  # noqa: E731
@@ -44,7 +47,8 @@ def main():
     exact_fit.measure(shapes, args.out, torch.device("cuda"), args.repeats, args.start, progress=sys.stderr,
                       kernels=args.kernels.split(",") if args.kernels else None,
                       exact_kernels=args.exact_kernels.split(",") if args.exact_kernels else None,
-                      splits=[int(s) for s in args.splits.split(",")] if args.splits else None)
+                      splits=[int(s) for s in args.splits.split(",")] if args.splits else None,
+                      tiles=[tuple(int(x) for x in t.split("x")) for t in args.tiles.split(",")] if args.tiles else None)
 
 
 if __name__ == "__main__":

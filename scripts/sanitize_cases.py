@@ -74,14 +74,15 @@ FORCED_CASES = [
 COPYING = [("cutlass_a_copied", True, False), ("cutlass_b_copied", False, True), ("cutlass_ab_copied", True, True)]
 
 
-def cutlass_tiles() -> list[tuple[int, int]]:
-    """The tiles auto's CUTLASS candidates use (gemmtiles._C.exact_candidates on a large product)."""
+def cutlass_tiles() -> list[tuple[int, int, int]]:
+    """The tiles auto's CUTLASS candidates use, (rows, columns, warps) (gemmtiles._C.exact_candidates
+    on a large product)."""
     from gemmtiles._ops import _C
 
     if not _C.cutlass_kernels():
         return []
     plans = _C.exact_candidates(4096, 4096, 4096, 1, True, False, True, 132, True)
-    return sorted({(p.mt, p.nw) for p, _ in plans if p.kernel == "cutlass"})
+    return sorted({(p.mt, p.nw, p.w) for p, _ in plans if p.kernel == "cutlass"})
 
 
 # Every skinny and gemv candidate auto weighs (each load width and block width, K whole and
@@ -151,20 +152,20 @@ def main() -> int:
             continue
         from gemmtiles._ops import _C
 
-        forced = [("cutlass", mt, nw, splits, case) for mt, nw in cutlass_tiles() for splits in (1, 3)
+        forced = [("cutlass", mt, nw, w, splits, case) for mt, nw, w in cutlass_tiles() for splits in (1, 3)
                   for case in FORCED_CASES]
         for kernel, copies_a, copies_b in COPYING if cutlass_tiles() else []:
             for case in FORCED_CASES:
                 la, lb, batch = case[3], case[4], case[7]
                 if (copies_a and la != "row") or (copies_b and lb != "col"):
                     continue  # only a K-major operand is copied
-                forced += [(kernel, 64, 64, splits, case) for splits in ((1,) if batch else (1, 3))]
-        for kernel, mt, nw, splits, case in forced:
-            _C.force_auto_plan(kernel, mt, nw, 1, splits, 0)
+                forced += [(kernel, 64, 64, 2, splits, case) for splits in ((1,) if batch else (1, 3))]
+        for kernel, mt, nw, w, splits, case in forced:
+            _C.force_auto_plan(kernel, mt, nw, w, splits, 0)
             try:
                 run_case(tier, *case)
                 if _C.forced_plan_refused():
-                    raise AssertionError(f"{kernel} {mt} x {nw}, {splits} splits refused {case}")
+                    raise AssertionError(f"{kernel} {mt} x {nw} on {w} warps, {splits} splits refused {case}")
             finally:
                 _C.force_auto_plan()
         ran = len(forced)

@@ -23,8 +23,9 @@ H100_SMS = 132
 LAYOUTS = ("NN", "NT", "TN", "TT")
 
 
-# The CUTLASS SIMT tiles, the same on every layout (cutlass_tile_at in csrc/auto/plan.h).
-TILES = [(128, 256), (128, 128), (64, 64), (32, 128), (128, 32), (32, 32)]
+# The CUTLASS SIMT tiles, the same on every layout: rows, columns, warps (cutlass_tile_at in
+# csrc/auto/plan.h; a CUTLASS plan's w is its tile's warps).
+TILES = [(128, 256, 8), (128, 128, 4), (64, 64, 2), (32, 128, 2), (128, 32, 2), (32, 32, 1), (32, 32, 2)]
 # CUTLASS's kernel on the operands as they lie, then after a transposing copy of a K-major A,
 # B or both.
 CUTLASS_KERNELS = ("cutlass", "cutlass_a_copied", "cutlass_b_copied", "cutlass_ab_copied")
@@ -67,14 +68,14 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         assert plan.kernel in CUTLASS_KERNELS, where
         assert a_k or plan.kernel not in ("cutlass_a_copied", "cutlass_ab_copied"), where
         assert b_k or plan.kernel not in ("cutlass_b_copied", "cutlass_ab_copied"), where
-        assert (plan.mt, plan.nw) in TILES, where
+        assert (plan.mt, plan.nw, plan.w) in TILES, where
         # K split: one product, or a batch of up to 32, one launch each; slices of 4+ iterations.
         assert plan.splits >= 1 and (plan.splits == 1 or (batch <= 32 and (k + 7) // 8 // plan.splits >= 4)), where
 
 
 def test_candidates_cover_each_tile_and_split():
     cands = [c for c, _ in _C.exact_candidates(2048, 2048, 4096, 1, True, True, True, H100_SMS)]
-    kinds = {(c.kernel, c.mt, c.nw) for c in cands}
+    kinds = {(c.kernel, c.mt, c.nw, c.w) for c in cands}
     assert {("cutlass", *t) for t in TILES} <= kinds
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
@@ -272,7 +273,7 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
     # element: the fit finds each tile's, and changes no other parameter.
     params = _C.exact_model()
     g, per = exact_fit.GLOBAL_FEATURES, exact_fit.PER_TILE
-    tiles = {(c.mt, c.nw) for c, _ in _C.exact_candidates(512, 512, 512, 1, True, True, True, H100_SMS)
+    tiles = {(c.mt, c.nw, c.w) for c, _ in _C.exact_candidates(512, 512, 512, 1, True, True, True, H100_SMS)
              if c.kernel == "cutlass"}
     cols = [g + per * t + i for t in range(len(tiles)) for i in (2, 3)]
     truth = list(params)
@@ -283,6 +284,29 @@ def test_fit_kmajor_recovers_cutlass_kmajor_costs_and_holds_the_others(tmp_path)
               for i in range(60)]
     path = _timed_by_model(tmp_path / "kmajor.csv", shapes, "cutlass", truth)
     fitted = exact_fit.fit_kmajor(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
+    held = [i for i in range(len(params)) if i not in cols]
+    assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
+    assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
+
+
+def test_fit_tile_recovers_one_tiles_parameters_and_holds_the_others(tmp_path):
+    # Timings of CUTLASS's kernel made from known parameters of the 32 x 32 tile on two warps:
+    # the fit finds that tile's five, and changes no other parameter, the same tile's on one
+    # warp included.
+    assert [exact_fit.tile_index(*t) for t in TILES] == list(range(len(TILES)))
+    with pytest.raises(ValueError, match="32 x 32 on 4 warps"):
+        exact_fit.tile_index(32, 32, 4)
+    params = _C.exact_model()
+    tile = exact_fit.tile_index(32, 32, 2)
+    cols = [exact_fit.GLOBAL_FEATURES + exact_fit.PER_TILE * tile + i for i in range(exact_fit.PER_TILE)]
+    truth = list(params)
+    for j, col in enumerate(cols):
+        truth[col] = [0.3, 6.0, 12.0, 9.0, 0.5][j]
+    rng = random.Random(7)
+    shapes = [(rng.randint(16, 3000), rng.randint(16, 3000), rng.randint(16, 6000), ("NN", "NT", "TN")[i % 3])
+              for i in range(60)]
+    path = _timed_by_model(tmp_path / "tile.csv", shapes, "cutlass", truth)
+    fitted = exact_fit.fit_tile(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), tile, params)
     held = [i for i in range(len(params)) if i not in cols]
     assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
     assert [fitted[i] for i in cols] == pytest.approx([truth[i] for i in cols], rel=1e-3)
@@ -369,9 +393,12 @@ def forced_plan(*plan):
         _C.force_auto_plan()
 
 
-def forced(kernel, mt=0, nw=0, splits=1):
-    """forced_plan of a plan whose k_slice the kernel derives (CUTLASS's tiles)."""
-    return forced_plan(kernel, mt, nw, 1, splits, 0)
+def forced(kernel, mt=0, nw=0, splits=1, warps=None):
+    """forced_plan of a plan whose k_slice the kernel derives (CUTLASS's tiles): the tile of mt x nw
+    on `warps` warps (None: the first such tile of TILES)."""
+    if warps is None:
+        warps = next(w for r, c, w in TILES if (r, c) == (mt, nw))
+    return forced_plan(kernel, mt, nw, warps, splits, 0)
 
 
 def _copies(a, b):
@@ -400,12 +427,12 @@ def test_each_cutlass_candidate_is_right(layout, tile, splits):
     for m, n, k in SHAPES:
         for pad in (0, 3):
             a, b = _operands(m, n, k, layout, pad)
-            mt, nw = TILES[tile]
-            with forced("cutlass", mt, nw, splits):
+            mt, nw, warps = TILES[tile]
+            with forced("cutlass", mt, nw, splits, warps):
                 check_tier("auto", a, b, alpha=-1.5)
             # A K-major operand also copied transposed first.
             for copied in _copies(a, b):
-                with forced(copied, mt, nw, splits):
+                with forced(copied, mt, nw, splits, warps):
                     check_tier("auto", a, b, alpha=0.5)
 
 
@@ -416,11 +443,11 @@ def test_cutlass_batched_is_right(layout):
     for m, n, k in [(1, 3, 5), (33, 65, 17), (130, 70, 300)]:
         a, b = _operands(m, n, k, layout, batch=3)
         for tile in range(len(TILES)):
-            mt, nw = TILES[tile]
-            with forced("cutlass", mt, nw, 1):
+            mt, nw, warps = TILES[tile]
+            with forced("cutlass", mt, nw, 1, warps):
                 check_tier("auto", a, b)
             for copied in _copies(a, b):
-                with forced(copied, mt, nw, 1):
+                with forced(copied, mt, nw, 1, warps):
                     check_tier("auto", a, b, alpha=0.5)
     # An operand shared by the batch (batch stride 0) is copied once. A batch of rows that
     # does not follow one another (a slice of each entry's rows) keeps a shared B from being
@@ -447,16 +474,16 @@ SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 12
 def test_a_batch_launched_product_by_product_is_priced_as_its_products():
     # K split on a batch: its products one launch each, so batch times one product's features
     # (launches included); data-parallel, one launch whatever the batch.
-    one = _C.exact_features("cutlass", 64, 64, 1, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
-    five = _C.exact_features("cutlass", 64, 64, 1, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    one = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
+    five = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
     assert five == pytest.approx([5 * x for x in one])
-    assert _C.exact_features("cutlass", 64, 64, 1, 1, 4096, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
+    assert _C.exact_features("cutlass", 64, 64, 2, 1, 4096, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
     # After copies, only the product's features scale: the copies are one launch per operand,
     # for the whole batch, as before.
     params = len(_C.exact_model())
     copy0 = params - exact_fit.GEMV - exact_fit.COPY
-    both1 = _C.exact_features("cutlass_ab_copied", 64, 64, 1, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
-    both5 = _C.exact_features("cutlass_ab_copied", 64, 64, 1, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    both1 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
+    both5 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
     assert both5[:copy0 - exact_fit.SKINNY] == pytest.approx([5 * x for x in both1[:copy0 - exact_fit.SKINNY]])
     assert both5[copy0] == both1[copy0] == 2 and both5[copy0 + 1] == pytest.approx(5 * both1[copy0 + 1])
     # Few deep tiles per product: the model splits K, product by product.
@@ -557,7 +584,7 @@ def test_a_split_forced_on_a_batch_past_the_launch_limit_is_refused():
     # in one batched launch, which splits nothing: a forced split there is refused, and auto's
     # own plan gives the right answer.
     a, b = _operands(20, 33, 1024, "NT", batch=33)
-    _C.force_auto_plan("cutlass", 32, 32, 1, 4, 0)
+    _C.force_auto_plan("cutlass", 32, 32, 2, 4, 0)
     try:
         out = gemmtiles.sgemm(a, b, tier="auto")
         assert _C.forced_plan_refused()
@@ -682,11 +709,11 @@ def test_a_forced_plan_the_problem_does_not_take_runs_autos_own():
     a = operand(64, 64, "cuda")
     b = operand(64, 64, "cuda")
     a_col = operand(64, 64, "cuda", "col")
-    # A tile not built; B copied where B is not K-major; A copied where A is not; a split tile
-    # of rows not built.
-    for plan, x in [(("cutlass", 256, 128), a), (("cutlass_b_copied", 128, 256), a),
-                    (("cutlass_a_copied", 128, 256), a_col), (("split_tile", 16, 128), a)]:
-        _C.force_auto_plan(*plan, 1, 1, 0)
+    # A tile not built; a built tile on warps it is not built on; B copied where B is not
+    # K-major; A copied where A is not; a split tile of rows not built.
+    for plan, x in [(("cutlass", 256, 128, 8), a), (("cutlass", 32, 32, 4), a), (("cutlass_b_copied", 128, 256, 8), a),
+                    (("cutlass_a_copied", 128, 256, 8), a_col), (("split_tile", 16, 128, 1), a)]:
+        _C.force_auto_plan(*plan, 1, 0)
         try:
             check_tier("auto", x, b)
             assert _C.forced_plan_refused(), plan

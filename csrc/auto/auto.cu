@@ -166,13 +166,13 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
   switch (plan.kernel) {
     case AutoKernel::kCutlass:
     case AutoKernel::kCutlassStreamK:
-      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
+      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, plan.w) &&
              (plan.kernel == AutoKernel::kCutlass || (p.batch == 1 && a_k && b_k)) &&
              (plan.splits <= 1 || p.batch <= kEntryLaunchMaxBatch);
     case AutoKernel::kCutlassBCopied:
     case AutoKernel::kCutlassACopied:
     case AutoKernel::kCutlassABCopied:
-      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw) &&
+      return cutlass_simt_runs(p, device) && cutlass_tile_built(plan.mt, plan.nw, plan.w) &&
              (plan.splits == 1 || p.batch == 1 || (plan.splits > 1 && p.batch <= kEntryLaunchMaxBatch)) &&
              (!copies_a(plan.kernel) || (a_k && copy_fits(p.M, p.K, p.batch))) &&
              (!copies_b(plan.kernel) || (b_k && copy_fits(p.N, p.K, p.batch)));
@@ -311,7 +311,7 @@ bool launch_peeled(const GemmProblem& p, c10::DeviceIndex device) {
 // each launch leaves zero); otherwise one launch.
 void launch_cutlass_plan(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
   if (!cutlass_entry_launches(p.batch, plan.splits)) {
-    launch_cutlass_simt(p, plan.mt, plan.nw, plan.splits, stream);
+    launch_cutlass_simt(p, plan.mt, plan.nw, plan.w, plan.splits, stream);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -323,7 +323,7 @@ void launch_cutlass_plan(const GemmProblem& p, const AutoPlan& plan, cudaStream_
     if (q.c) q.c += z * p.c_bs;
     q.out += z * p.out_bs;
     q.a_bs = q.b_bs = q.c_bs = q.out_bs = 0;
-    launch_cutlass_simt(q, plan.mt, plan.nw, plan.splits, stream);
+    launch_cutlass_simt(q, plan.mt, plan.nw, plan.w, plan.splits, stream);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }

@@ -161,21 +161,27 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
               " tile) did not launch: ", cutlass::cutlassGetStatusString(status));
 }
 
-// The tiles of cutlass_tile_at (auto/plan.h) for one layout. On the two large tiles each warp
-// computes 64 x 64 of C (eight warps on 128 x 256, four on 128 x 128): fewer shared-memory reads
-// per FMA than warps of 32 x 64.
+// The tiles of cutlass_tile_at (auto/plan.h) for one layout, rows x cols on `warps` warps. On
+// the two large tiles each warp computes 64 x 64 of C (eight warps on 128 x 256, four on
+// 128 x 128): fewer shared-memory reads per FMA than warps of 32 x 64.
 template <bool A_KMAJOR, bool B_KMAJOR>
-void launch(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
-  static_assert(kCutlassLargeTile.bm == 128 && kCutlassLargeTile.bn == 256, "the large tile built below");
-  if (rows == 128 && cols == 256) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 256, 64, 64, 4>(p, splits, stream);
-  if (rows == 128 && cols == 128) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 128, 64, 64, 5>(p, splits, stream);
-  if (rows == 64 && cols == 64) return run<SimtMath, A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
-  if (rows == 32 && cols == 128) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
+void launch(const GemmProblem& p, int rows, int cols, int warps, int64_t splits, cudaStream_t stream) {
+  static_assert(kCutlassLargeTile.bm == 128 && kCutlassLargeTile.bn == 256 && kCutlassLargeTile.warps == 8,
+                "the large tile built below");
+  const auto is = [&](int r, int c, int w) { return rows == r && cols == c && warps == w; };
+  if (is(128, 256, 8)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 256, 64, 64, 4>(p, splits, stream);
+  if (is(128, 128, 4)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 128, 64, 64, 5>(p, splits, stream);
+  if (is(64, 64, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
+  if (is(32, 128, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
   // Narrow outputs (a tall product of few columns) and small products: as many blocks as
-  // there is work for, one or two warps each.
-  if (rows == 128 && cols == 32) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
-  if (rows == 32 && cols == 32) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
-  TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, ", which is not built");
+  // there is work for, one or two warps each. The 32 x 32 tile on one warp holds more blocks
+  // an SM; on two warps of 16 x 32, each warp runs half of a k step's FMAs, so that a lone
+  // block's k loop, the latency of a small product, is shorter.
+  if (is(128, 32, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
+  if (is(32, 32, 1)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
+  if (is(32, 32, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 16, 32, 3>(p, splits, stream);
+  TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, " on ", warps,
+                        " warps, which is not built");
 }
 
 // TF32 on Ampere's tensor-core instruction, the 64 x 128 tile of four warps of 32 x 64, four

@@ -60,14 +60,18 @@ inline bool cutlass_tf32_takes(const GemmProblem& p) {
 
 #if GEMMTILES_CUTLASS
 // out = alpha * A @ B + beta * c on the CUTLASS SIMT kernel of tile `tile_rows` x `tile_cols`
-// (one of cutlass_tiles in auto/plan.h) for A's and B's layouts, on schedule `splits` (above).
+// on `tile_warps` warps (one of cutlass_tile_at in auto/plan.h) for A's and B's layouts, on schedule `splits` (above).
 // Requires cutlass_simt_takes(p) and an sm_80+ GPU; a batch runs data-parallel. It calls its
 // layout's instantiation (cutlass_simt_<layout>_cutlass.cu): NN (A row-major, B row-major), NT
 // (B column-major), TN (A column-major), TT (both column-major).
-void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
-void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
-void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
-void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream);
+void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream);
+void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream);
+void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream);
+void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream);
 // out = alpha * A @ B + beta * c rounded to TF32 on Ampere's tensor-core instruction (CUTLASS's
 // Sm80 TF32 GEMM on kTf32AmpereTile, auto/plan.h), K split `splits` ways (1: data-parallel),
 // for a row-major A and an N-major B. Requires cutlass_tf32_takes(p) and an sm_80+ GPU.
@@ -83,11 +87,11 @@ void* zeroed_cutlass_flags(size_t bytes, cudaStream_t stream);
 // The bytes of every stream's flags that are not zero, once the devices finish their work: 0 unless
 // a launch failed to reset them. For the tests.
 int64_t cutlass_flags_left_set();
-inline void launch_cutlass_simt(const GemmProblem& p, int tile_rows, int tile_cols, int64_t splits,
+inline void launch_cutlass_simt(const GemmProblem& p, int tile_rows, int tile_cols, int tile_warps, int64_t splits,
                                 cudaStream_t stream) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
   (a_k ? (b_k ? launch_cutlass_simt_nt : launch_cutlass_simt_nn) : (b_k ? launch_cutlass_simt_tt : launch_cutlass_simt_tn))(
-      p, tile_rows, tile_cols, splits, stream);
+      p, tile_rows, tile_cols, tile_warps, splits, stream);
 }
 #endif
 

@@ -2,8 +2,9 @@
 #include "cutlass_simt.cuh"
 
 namespace gemmtiles {
-void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
-  cutlass_simt::launch<true, false>(p, rows, cols, splits, stream);
+void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream) {
+  cutlass_simt::launch<true, false>(p, rows, cols, warps, splits, stream);
 }
 void launch_cutlass_tf32_nn(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
   cutlass_simt::launch_tf32<true, false>(p, splits, stream);

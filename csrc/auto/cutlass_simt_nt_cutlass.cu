@@ -2,7 +2,8 @@
 #include "cutlass_simt.cuh"
 
 namespace gemmtiles {
-void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int64_t splits, cudaStream_t stream) {
-  cutlass_simt::launch<true, true>(p, rows, cols, splits, stream);
+void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
+                            cudaStream_t stream) {
+  cutlass_simt::launch<true, true>(p, rows, cols, warps, splits, stream);
 }
 }  // namespace gemmtiles

@@ -40,11 +40,11 @@
 
 namespace gemmtiles {
 
-// The tiles: CUTLASS's (cutlass_tile_at(0..5) in auto/plan.h), then gemmtiles' own split tiles
+// The tiles: CUTLASS's (cutlass_tile_at(0..6) in auto/plan.h), then gemmtiles' own split tiles
 // of 32 x 128 and 64 x 128 and the pipelined 128 x 128 tile (auto/launch.cuh).
-inline constexpr int kExactTiles = 9, kOwnTile0 = 6;
+inline constexpr int kExactTiles = 10, kOwnTile0 = 7;
 // Blocks of each tile an SM holds at once (registers and shared memory).
-inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 6, 3, 2};
+inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 16, 6, 3, 2};
 // Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
 // reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
 // iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
@@ -53,7 +53,7 @@ inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kEx
 inline constexpr int kGemvFeatures = 5;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -86,6 +86,7 @@ inline constexpr ExactModel kExactModel{
      0.171855, 4.20158, 2.9199, 0, 1.82696,
      0.236593, 4.35952, 0, 0, 0.0813068,
      0.242447, 4.5983, 0, 0, 0.268079,
+     0.256641, 4.56295, 0, 10.4892, 0.464444,
      0.256641, 4.56295, 0, 10.4892, 0.464444,
      0.181453, 5.57626, 0, 32.6944, 0,
      0.652139, 4.43743, 0.123283, 4.4091, 4.4752,

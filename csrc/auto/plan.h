@@ -208,27 +208,36 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // family cuBLAS runs for fp32 from Ampere on. Its large tile: 128 x 256 x 8, eight warps, one
 // block per SM, on every layout (256 x 128, tried for a column-major A and row-major B, ran
 // slower than it or level with it); cutlass_tile_at lists the smaller ones. A table's `cutlass`
-// entry names the large tile, data-parallel (cutlass_plan).
+// entry names the large tile, data-parallel (cutlass_plan). A CUTLASS plan's w is its tile's
+// warps: the 32 x 32 tile is built on one warp and on two.
 struct CutlassTile {
-  int bm, bn;
+  int bm, bn, warps;
 };
-inline constexpr CutlassTile kCutlassLargeTile{128, 256};
-inline AutoPlan cutlass_plan() { return {AutoKernel::kCutlass, kCutlassLargeTile.bm, kCutlassLargeTile.bn}; }
+inline constexpr CutlassTile kCutlassLargeTile{128, 256, 8};
+inline AutoPlan cutlass_plan() {
+  return {AutoKernel::kCutlass, kCutlassLargeTile.bm, kCutlassLargeTile.bn, kCutlassLargeTile.warps};
+}
 // The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for every layout: the large one,
-// 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32 (small products).
-inline constexpr int kCutlassTileCount = 6;
+// 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32 (small products) on one
+// warp and on two (more blocks an SM against more warps a block).
+inline constexpr int kCutlassTileCount = 7;
 inline constexpr CutlassTile cutlass_tile_at(int i) {
   return i == 0 ? kCutlassLargeTile
-         : i == 1 ? CutlassTile{128, 128}
-         : i == 2 ? CutlassTile{64, 64}
-         : i == 3 ? CutlassTile{32, 128}
-         : i == 4 ? CutlassTile{128, 32}
-                  : CutlassTile{32, 32};
+         : i == 1 ? CutlassTile{128, 128, 4}
+         : i == 2 ? CutlassTile{64, 64, 2}
+         : i == 3 ? CutlassTile{32, 128, 2}
+         : i == 4 ? CutlassTile{128, 32, 2}
+         : i == 5 ? CutlassTile{32, 32, 1}
+                  : CutlassTile{32, 32, 2};
 }
-inline constexpr bool cutlass_tile_built(int rows, int cols) {
+// The index of the tile of rows x cols on `warps` warps in cutlass_tile_at, or -1.
+inline constexpr int cutlass_tile_index(int rows, int cols, int warps) {
   for (int i = 0; i < kCutlassTileCount; ++i)
-    if (cutlass_tile_at(i).bm == rows && cutlass_tile_at(i).bn == cols) return true;
-  return false;
+    if (cutlass_tile_at(i).bm == rows && cutlass_tile_at(i).bn == cols && cutlass_tile_at(i).warps == warps) return i;
+  return -1;
+}
+inline constexpr bool cutlass_tile_built(int rows, int cols, int warps) {
+  return cutlass_tile_index(rows, cols, warps) >= 0;
 }
 
 // A plan that replaces auto's own (gemmtiles._C.force_auto_plan: the tuner's and the tests'
@@ -248,7 +257,7 @@ inline bool& forced_plan_refused() {
 // tile with its own stream-K schedule (splits 0: auto/cutlass_simt.h), which shares the k
 // iterations of a last wave's tiles out between about one block per SM.
 inline AutoPlan cutlass_streamk_plan() {
-  AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassLargeTile.bm, kCutlassLargeTile.bn};
+  AutoPlan plan{AutoKernel::kCutlassStreamK, kCutlassLargeTile.bm, kCutlassLargeTile.bn, kCutlassLargeTile.warps};
   plan.splits = 0;
   return plan;
 }
@@ -972,9 +981,8 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   }
   const bool ca = copies_a(plan.kernel), cb = copies_b(plan.kernel);
   if (!(plan.kernel == AutoKernel::kCutlass || ca || cb) || (ca && !a_kmajor) || (cb && !b_kmajor)) return std::nullopt;
-  for (int i = 0; i < kCutlassTileCount; ++i) {
+  if (const int i = cutlass_tile_index(plan.mt, plan.nw, plan.w); i >= 0) {
     const CutlassTile t = cutlass_tile_at(i);
-    if (t.bm != plan.mt || t.bn != plan.nw) continue;
     // A batch with K split runs its products one launch after another (cutlass_entry_launches):
     // batch times one product's features.
     const bool entries = cutlass_entry_launches(batch, plan.splits);
@@ -1064,7 +1072,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
         const CutlassTile t = cutlass_tile_at(i);
         for (int64_t s : kExactSplits) {
           if (s > 1 && (batch > kEntryLaunchMaxBatch || iters / s < kMinSliceIters)) break;
-          AutoPlan plan{cutlass_kernel_copying(copy_a, copy_b), t.bm, t.bn};
+          AutoPlan plan{cutlass_kernel_copying(copy_a, copy_b), t.bm, t.bn, t.warps};
           plan.splits = s;
           plan.k_slice = ceil_div64(K, s);
           consider(plan);
