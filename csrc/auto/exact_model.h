@@ -67,7 +67,7 @@ struct ExactModel {
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
-// kTileBlocksPerSm's order (CUTLASS's six, gemmtiles' 32 x 128, 64 x 128 and pipelined
+// kTileBlocksPerSm's order (CUTLASS's seven, gemmtiles' 32 x 128, 64 x 128 and pipelined
 // 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it runs
 // through shared memory, at its steps' cost on single floats, through registers as when
 // fitted); the copies'; the GEMV kernel's, fitted apart to its own
@@ -79,7 +79,10 @@ struct ExactModel {
 // K-major element of A and of B (the third and fourth of each tile's five) are fitted apart,
 // the others held (python -m gemmtiles.exact_fit --kmajor: exact_fit.fit_kmajor), to CUTLASS's
 // kernel on the NN and NT products of random:200:1 with the padded shared-memory tiles of
-// auto/cutlass_simt.cuh, on an H200 (the H100's SMs and clocks; a cost inside the SM).
+// auto/cutlass_simt.cuh, on an H200 (the H100's SMs and clocks; a cost inside the SM). The
+// 32 x 32 tile on two warps has its five fitted apart, the others held (python -m
+// gemmtiles.exact_fit --tile 32x32x2: exact_fit.fit_tile), to CUTLASS's kernel on that tile
+// over every product of random:200:1, on the same H200.
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
      0.138073, 4.36313, 43.3952, 0, 6.44217,
@@ -87,8 +90,8 @@ inline constexpr ExactModel kExactModel{
      0.236593, 4.35952, 0, 0, 0.0813068,
      0.242447, 4.5983, 0, 0, 0.268079,
      0.256641, 4.56295, 0, 10.4892, 0.464444,
-     0.256641, 4.56295, 0, 10.4892, 0.464444,
      0.181453, 5.57626, 0, 32.6944, 0,
+     0.0840502, 7.59166, 7.47806, 35.6366, 0,
      0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
      0.261992, 4.49901, 0.0756889, 0, 5.50731,
      0.423884, 3.94571, 0, 11.7391, 9.77315},
