@@ -167,12 +167,17 @@ def problems(rows: dict, sms: int):
         plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec)]
         # A CSV without widths (w -1) names a plan only where no other candidate shares its
         # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.
+        # So does one written before a CUTLASS plan's w named its tile's warps (w 1 for every
+        # tile then): a tile of one build is that build, and w 1 of the 32 x 32 tile, the
+        # only one then, is its one-warp build.
         shared = Counter((p.kernel, p.mt, p.nw, p.splits) for p in plans)
 
         def timed(name, mt=0, nw=0, splits=0, w=0):
             us = times.get((name, mt, nw, splits, w))
             if us is None and shared[(name, mt, nw, splits)] <= 1:
                 us = times.get((name, mt, nw, splits, -1))
+                if us is None and name.startswith("cutlass"):
+                    us = times.get((name, mt, nw, splits, 1))
             return us
 
         if timed("cublas") is None:

@@ -237,6 +237,19 @@ def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_p
     assert timed == {tuple(alone): 30.0}
 
 
+def test_exact_fit_reads_cutlass_rows_written_before_w_named_the_warps(tmp_path):
+    # A CSV of an earlier gemmtiles wrote w 1 for every CUTLASS tile: a tile of one build is that
+    # build's timing; the 32 x 32 tile's w 1 is its one-warp build, the two-warp one untimed.
+    m, n, k = 300, 300, 600
+    path = tmp_path / "old.csv"
+    rows = [",".join(exact_fit.CSV_FIELDS), f"1,{m},{n},{k},NN,0,cublas,0,0,0,10.0,0,0",
+            f"1,{m},{n},{k},NN,0,cutlass,64,64,1,20.0,0,1", f"1,{m},{n},{k},NN,0,cutlass,32,32,1,30.0,0,1"]
+    path.write_text("\n".join(rows) + "\n")
+    probs = exact_fit.problems(exact_fit.load(str(path)), H100_SMS)
+    timed = {tuple(p)[:5]: us for p, _, us in next(iter(probs.values()))["candidates"]}
+    assert timed == {("cutlass", 64, 64, 2, 1): 20.0, ("cutlass", 32, 32, 1, 1): 30.0}
+
+
 def _timed_by_model(path, shapes, kernel, params):
     """A candidates CSV at `path` of every `kernel` candidate of each (m, n, k, layout) in
     `shapes`, each timed as the model with `params` estimates it (cuBLAS 10 µs); the path."""
