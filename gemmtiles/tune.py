@@ -8,7 +8,9 @@ their widths at several split counts, for NN A copied M-major first where the op
 it (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
 build has it, and for NT from 256 rows and columns the same with stream-K scheduling
 (`streamk`); checks that each gives the
-heuristic's answer (within fp32 tolerance); and keeps the fastest. The table (csrc/auto/plan.h
+heuristic's answer (within fp32 tolerance); and keeps the fastest, unless auto's own plan ran
+faster than every entry (its plan may be one no entry names, such as CUTLASS's smaller tiles
+and their splits): that shape then gets no entry, only a comment. The table (csrc/auto/plan.h
 describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x
 11008 x 4096 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table
 for the GPU it uses its heuristic.
@@ -51,7 +53,7 @@ from ._ops import _C
 from .bench import TRANSFORMER_KN, Shape, _Parser, _timer, back_to_back, cublas_matmul, shape_set
 from .precision import fp32_precision
 
-__all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "main"]
+__all__ = ["default_shapes", "candidates", "heuristic_plan", "tuned_shape", "tune_shape", "table_line", "main"]
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
 SKINNY_SPLITS = (1, 2, 4, 8, 16, 24, 32, 48, 64)
@@ -249,6 +251,23 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
             "entry": _entry(shape, *best[:3])}
 
 
+def table_line(shape: Shape, result: dict, metric: str = "gpu") -> str:
+    """The table's line for `shape` from tune_shape's `result`: its best entry, with its times
+    as a comment; or, where auto's own plan (the heuristic) ran at least as fast as every
+    entry, a comment alone, so that auto keeps its own plan for the shape's bucket rather than
+    one an entry can name."""
+    kernel, rows, splits, ms = result["best"]
+    tuned = tuned_shape(shape)
+    note = "" if tuned == shape else f" (its first {tuned.n} columns)"
+    per = " a call back to back" if metric == "wall" else ""
+    times = f"{ms * 1e3:.1f} us{per}, cuBLAS {result['cublas_ms'] * 1e3:.1f} us"
+    if result["heuristic_ms"] <= ms:
+        return (f"# {result['entry'].rsplit(' ', 3)[0]}: no entry, auto's own plan "
+                f"{result['heuristic_ms'] * 1e3:.1f} us{per} against the best entry's ({kernel} {rows} {splits}) "
+                f"{times}   # {shape.label}{note}")
+    return result["entry"] + f"   # {shape.label}{note}: {times}"
+
+
 def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes: list[Shape],
                      budget_s: float = 0.05) -> str:
     """Times auto (exact), tf32 and tf32x3 on `fit_shapes`, fits the tensor-core model, prints
@@ -364,12 +383,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     for shape in shapes:
         r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget, metric=args.metric)
         kernel, rows, splits, ms = r["best"]
+        own = r["heuristic_ms"] <= ms
+        best = "auto's own plan (no entry)" if own else f"{kernel} {rows} {splits}"
         print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
-              f"{kernel} {rows} {splits}  ({r['cublas_ms'] / ms:.2f}x cuBLAS)", flush=True)
-        tuned = tuned_shape(shape)
-        note = "" if tuned == shape else f" (its first {tuned.n} columns)"
-        per = " a call back to back" if args.metric == "wall" else ""
-        lines.append(r["entry"] + f"   # {shape.label}{note}: {ms * 1e3:.1f} us{per}, cuBLAS {r['cublas_ms'] * 1e3:.1f} us")
+              f"{best}  ({r['cublas_ms'] / min(ms, r['heuristic_ms']):.2f}x cuBLAS)", flush=True)
+        lines.append(table_line(shape, r, args.metric))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         # Whole or not at all: a process starting meanwhile reads the old table or the new one.

@@ -664,6 +664,23 @@ def test_auto_runs_the_table_it_is_given():
     assert _C.auto_table_source(device) == "not loaded"
 
 
+def test_tune_leaves_a_shape_to_autos_own_plan_where_it_ran_faster():
+    # auto's own plan may be one no entry names (CUTLASS's smaller tiles and their splits):
+    # where it beat every entry, the shape gets a comment and no entry, so auto keeps its plan.
+    from gemmtiles import tune
+    from gemmtiles.bench import Shape
+
+    shape, entry = Shape(24, 700, 900, "NT"), "NT 24 768 1024 split_tile 32 4"
+    result = {"heuristic_ms": 0.010, "cublas_ms": 0.012, "best": ("split_tile", 32, 4, 0.011), "entry": entry}
+    line = tune.table_line(shape, result)
+    assert line.startswith("# NT 24 768 1024: no entry, auto's own plan 10.0 us"), line
+    args = (24, 700, 900, 1, True, True, H100_SMS, True)
+    assert _C.auto_plan(*args, "# header\n" + line, True, True) == _C.auto_plan(*args, None, True, True)
+    line = tune.table_line(shape, dict(result, best=("split_tile", 32, 4, 0.009)))
+    assert line.startswith(entry + "   # 24x700x900 NT: 9.0 us, cuBLAS 12.0 us"), line
+    assert tuple(_C.auto_plan(*args, line, True, True))[:2] == ("split_tile", 32)
+
+
 @needs_cuda
 def test_tune_finds_a_correct_plan(tmp_path):
     from gemmtiles import tune
