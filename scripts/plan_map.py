@@ -25,10 +25,11 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
-KERNELS = ["gemv", "skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 128", "cutlass 128 x 32",
-           "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large", "copied, cutlass", "own split tiles", "tf32"]
-COLORS = ["#c51b8a", "#fde0dd", "#fa9fb5", "#deebf7", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c", "#74c476",
-          "#ffffb2", "#fd8d3c"]
+KERNELS = ["gemv", "skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 32, 2 warps",
+           "cutlass 32 x 128", "cutlass 128 x 32", "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large",
+           "copied, cutlass", "own split tiles", "tf32"]
+COLORS = ["#c51b8a", "#fde0dd", "#fa9fb5", "#deebf7", "#bdbdbd", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c",
+          "#74c476", "#ffffb2", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
 NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128 .. 16384
 
@@ -39,7 +40,9 @@ def kernel(m: int, nk: int, layout: str, tensor_cores: str = "none") -> str:
     if plan.kernel.endswith("_copied"):
         return "copied, cutlass"
     if plan.kernel == "cutlass":
-        return "cutlass large" if plan.mt * plan.nw == 128 * 256 else f"cutlass {plan.mt} x {plan.nw}"
+        if plan.mt * plan.nw == 128 * 256:
+            return "cutlass large"
+        return f"cutlass {plan.mt} x {plan.nw}" + (", 2 warps" if (plan.mt, plan.nw, plan.w) == (32, 32, 2) else "")
     if plan.kernel == "split_tile":
         return "own split tiles"
     return plan.kernel
@@ -61,9 +64,9 @@ def main(argv: list[str]) -> int:
         ax.set_title(f"{layout}" + (' under "high"' if tc != "none" else ""))
     axes[0].set_ylabel("M (rows)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in COLORS]
-    fig.legend(handles, KERNELS, loc="lower center", ncol=len(KERNELS), fontsize=7)
+    fig.legend(handles, KERNELS, loc="lower center", ncol=(len(KERNELS) + 1) // 2, fontsize=7)
     fig.suptitle("the kernel auto plans (132 SMs, contiguous operands, no tuned table)", fontsize=11)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.12, 1, 0.95))
     fig.savefig(out, dpi=80, metadata={"Software": None})
     print(out)
     return 0
