@@ -60,10 +60,10 @@ inline bool cutlass_tf32_takes(const GemmProblem& p) {
 
 #if GEMMTILES_CUTLASS
 // out = alpha * A @ B + beta * c on the CUTLASS SIMT kernel of tile `tile_rows` x `tile_cols`
-// on `tile_warps` warps (one of cutlass_tile_at in auto/plan.h) for A's and B's layouts, on schedule `splits` (above).
-// Requires cutlass_simt_takes(p) and an sm_80+ GPU; a batch runs data-parallel. It calls its
-// layout's instantiation (cutlass_simt_<layout>_cutlass.cu): NN (A row-major, B row-major), NT
-// (B column-major), TN (A column-major), TT (both column-major).
+// on `tile_warps` warps (one of cutlass_tile_at in auto/plan.h) for A's and B's layouts, on
+// schedule `splits` (above). Requires cutlass_simt_takes(p) and an sm_80+ GPU; a batch runs
+// data-parallel. It calls its layout's instantiation (cutlass_simt_<layout>_cutlass.cu): NN (A
+// row-major, B row-major), NT (B column-major), TN (A column-major), TT (both column-major).
 void launch_cutlass_simt_nn(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
                             cudaStream_t stream);
 void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
