@@ -251,6 +251,12 @@ def tune_shape(shape: Shape, device: torch.device, warmup: int = 3, repeats: int
             "entry": _entry(shape, *best[:3])}
 
 
+def _own_plan_won(result: dict) -> bool:
+    """Whether auto's own plan (the heuristic) ran at least as fast as every entry tune_shape
+    timed: then the shape gets no entry (table_line)."""
+    return result["heuristic_ms"] <= result["best"][3]
+
+
 def table_line(shape: Shape, result: dict, metric: str = "gpu") -> str:
     """The table's line for `shape` from tune_shape's `result`: its best entry, with its times
     as a comment; or, where auto's own plan (the heuristic) ran at least as fast as every
@@ -261,7 +267,7 @@ def table_line(shape: Shape, result: dict, metric: str = "gpu") -> str:
     note = "" if tuned == shape else f" (its first {tuned.n} columns)"
     per = " a call back to back" if metric == "wall" else ""
     times = f"{ms * 1e3:.1f} us{per}, cuBLAS {result['cublas_ms'] * 1e3:.1f} us"
-    if result["heuristic_ms"] <= ms:
+    if _own_plan_won(result):
         return (f"# {result['entry'].rsplit(' ', 3)[0]}: no entry, auto's own plan "
                 f"{result['heuristic_ms'] * 1e3:.1f} us{per} against the best entry's ({kernel} {rows} {splits}) "
                 f"{times}   # {shape.label}{note}")
@@ -383,8 +389,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for shape in shapes:
         r = tune_shape(shape, device, repeats=args.repeats, budget_s=args.budget, metric=args.metric)
         kernel, rows, splits, ms = r["best"]
-        own = r["heuristic_ms"] <= ms
-        best = "auto's own plan (no entry)" if own else f"{kernel} {rows} {splits}"
+        best = "auto's own plan (no entry)" if _own_plan_won(r) else f"{kernel} {rows} {splits}"
         print(f"{shape.label:22} {r['cublas_ms'] * 1e3:10.1f} {r['heuristic_ms'] * 1e3:13.1f} {ms * 1e3:9.1f}  "
               f"{best}  ({r['cublas_ms'] / min(ms, r['heuristic_ms']):.2f}x cuBLAS)", flush=True)
         lines.append(table_line(shape, r, args.metric))
