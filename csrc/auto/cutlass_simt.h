@@ -49,13 +49,10 @@ inline CutlassSource cutlass_source(const GemmProblem& p) {
 // (a full matrix or a bias row) in lines of 16-byte aligned floats: the kernel's copies and
 // stores move four floats at a time.
 inline bool cutlass_tf32_takes(const GemmProblem& p) {
-  const auto aligned = [](const float* x, int64_t ld) {
-    return reinterpret_cast<uintptr_t>(x) % 16 == 0 && ld % 4 == 0;
-  };
   const bool c_read = p.c != nullptr && p.beta != 0.0f;
   return cutlass_simt_takes(p) && p.batch == 1 && p.a_cs == 1 && p.b_cs == 1 && p.K % 4 == 0 &&
-         p.N % 4 == 0 && aligned(p.a, p.a_rs) && aligned(p.b, p.b_rs) && aligned(p.out, p.out_rs) &&
-         (!c_read || aligned(p.c, p.c_rs));
+         p.N % 4 == 0 && operand_vec_ok(p.a, p.a_rs) && operand_vec_ok(p.b, p.b_rs) &&
+         operand_vec_ok(p.out, p.out_rs) && (!c_read || operand_vec_ok(p.c, p.c_rs));
 }
 
 #if GEMMTILES_CUTLASS

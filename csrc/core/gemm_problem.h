@@ -30,6 +30,24 @@ struct GemmProblem {
   int64_t k_cluster = 0;
 };
 
+// What a CUDA or HIP compiler builds for host and device alike; the host alone elsewhere.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define GEMMTILES_HOST_DEVICE __host__ __device__
+#else
+#define GEMMTILES_HOST_DEVICE
+#endif
+
+GEMMTILES_HOST_DEVICE inline bool aligned16(const void* ptr) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0;
+}
+
+// Whether an operand's tiles may take float4 loads: every tile pointer is the operand's
+// pointer plus multiples of 4 floats when that pointer is 16-byte aligned and ld % 4 == 0.
+// (Asked by the kernels and by auto's launcher alike.)
+GEMMTILES_HOST_DEVICE inline bool operand_vec_ok(const float* base, int64_t ld) {
+  return aligned16(base) && ld % 4 == 0;
+}
+
 // The layouts prepare_gemm gives the operands, each with one unit stride: A is K-major
 // (row-major) when its column stride is 1, B K-major (column-major) when its column stride is
 // not; an operand's leading dimension is its other stride.

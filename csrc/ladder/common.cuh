@@ -32,10 +32,6 @@ __device__ __forceinline__ float epilogue(const GemmProblem& p, const float* c, 
   return v;
 }
 
-__host__ __device__ __forceinline__ bool aligned16(const void* ptr) {
-  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0;
-}
-
 // Asynchronous global -> shared copies (cp.async, sm_80+; a plain copy before that), for the
 // pipelined tile (auto/pipelined_tile.cuh) and the skinny kernels' staged rows of A (auto/skinny.cuh).
 // dst[0..3] = the first src_bytes (16 or 0) bytes at src, zeros after them; asynchronous where
@@ -242,12 +238,5 @@ struct TileLoader {
     }
   }
 };
-
-// Whether an operand's tiles may take float4 loads: every tile pointer is the operand's
-// pointer plus multiples of 4 floats when that pointer is 16-byte aligned and ld % 4 == 0.
-// (Also asked on the host, by auto's launcher.)
-__host__ __device__ __forceinline__ bool operand_vec_ok(const float* base, int64_t ld) {
-  return aligned16(base) && ld % 4 == 0;
-}
 
 }  // namespace gemmtiles

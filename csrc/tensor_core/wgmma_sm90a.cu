@@ -467,7 +467,6 @@ void fill(View c, int64_t batch, int64_t M, int64_t N, float* out, int64_t out_r
 // Alignment: what TMA reads and writes in place.
 
 int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // A (rows x cols, batches) that TMA can read as it is, K-major (unit column stride) or
 // MN-major (unit row stride); size-1 dimensions first get a harmless aligned stride.
