@@ -50,15 +50,10 @@ const DeviceModels& device_models(c10::DeviceIndex device) {
   std::call_once(once, [] {
     all.resize(static_cast<size_t>(c10::cuda::device_count()));
     for (size_t d = 0; d < all.size(); ++d) {
-      const auto attribute = [d](cudaDeviceAttr what) {
-        int value = 0;
-        C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, what, static_cast<int>(d)));
-        return value;
-      };
-      const int clock_khz = attribute(cudaDevAttrClockRate);
-      all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(static_cast<c10::DeviceIndex>(d)), clock_khz);
-      all[d].exact = scaled_exact_model(clock_khz, attribute(cudaDevAttrMemoryClockRate),
-                                        attribute(cudaDevAttrGlobalMemoryBusWidth));
+      const auto index = static_cast<c10::DeviceIndex>(d);
+      const DeviceClocks& clocks = device_clocks(index);
+      all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(index), clocks.sm_khz);
+      all[d].exact = scaled_exact_model(clocks.sm_khz, clocks.dram_khz, clocks.dram_bus_bits);
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -145,9 +140,9 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
     const auto hit = plans.find(key);
     if (hit != plans.end()) return hit->second;
   }
+  const DeviceModels& models = device_models(device);
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass, math, device_models(device).tensor_cores,
-                                  device_models(device).exact);
+                                  table.get(), a_vec, cutlass, math, models.tensor_cores, models.exact);
   const std::lock_guard<std::mutex> lock(mu);
   if (tables[int(device)] == table) {
     if (plans.size() >= kPlanCacheSize) plans.clear();

@@ -14,7 +14,14 @@ namespace {
 struct DeviceFacts {
   int cc, sms;
   std::string name;
+  DeviceClocks clocks;
 };
+
+int attribute(cudaDeviceAttr what, int device) {
+  int value = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, what, device));
+  return value;
+}
 
 const DeviceFacts& facts(c10::DeviceIndex device) {
   static std::once_flag once;
@@ -24,7 +31,10 @@ const DeviceFacts& facts(c10::DeviceIndex device) {
     for (size_t d = 0; d < all.size(); ++d) {
       cudaDeviceProp prop;
       C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, static_cast<int>(d)));
-      all[d] = {prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.name};
+      const int device = static_cast<int>(d);
+      all[d] = {prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.name,
+                {attribute(cudaDevAttrClockRate, device), attribute(cudaDevAttrMemoryClockRate, device),
+                 attribute(cudaDevAttrGlobalMemoryBusWidth, device)}};
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -35,6 +45,7 @@ const DeviceFacts& facts(c10::DeviceIndex device) {
 int compute_capability(c10::DeviceIndex device) { return facts(device).cc; }
 int multiprocessors(c10::DeviceIndex device) { return facts(device).sms; }
 const std::string& gpu_name(c10::DeviceIndex device) { return facts(device).name; }
+const DeviceClocks& device_clocks(c10::DeviceIndex device) { return facts(device).clocks; }
 
 at::Tensor run_cuda_tier(const char* name, Operands operands, int min_sm,
                          void (*launch)(const GemmProblem&), const at::Tensor& a,

@@ -60,11 +60,15 @@ void launch_tier(const GemmProblem& p, Kernel kernel, const char* op) {
   launch_tiles(p, kernel, Tier::BM, Tier::BN, Tier::block(), op);
 }
 
-// Compute capability of `device` as major * 10 + minor, its number of SMs and its name, read
-// once per device.
+// Compute capability of `device` as major * 10 + minor, its number of SMs, its name and its
+// clocks, read once per device.
+struct DeviceClocks {
+  int sm_khz, dram_khz, dram_bus_bits;  // the SM clock; DRAM's clock and bus width
+};
 int compute_capability(c10::DeviceIndex device);
 int multiprocessors(c10::DeviceIndex device);
 const std::string& gpu_name(c10::DeviceIndex device);
+const DeviceClocks& device_clocks(c10::DeviceIndex device);
 
 // warptile.cu: the warptile tier, also one of auto's kernels.
 void launch_warptile(const GemmProblem& p);
