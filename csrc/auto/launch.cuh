@@ -417,12 +417,21 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
-// Whether the current device's SMs hold `blocks` blocks of `smem` bytes of shared memory each
-// (none where the device's shared memory cannot be read).
-inline bool sm_holds(size_t smem, int blocks) {
-  const int64_t per_sm = device_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>();
-  // Each resident block also reserves 1 KB of the SM's shared memory for the system.
-  return int64_t(smem) <= block_smem_optin() && int64_t(blocks) * int64_t(smem + 1024) <= per_sm;
+// Whether each SM of the current device holds `blocks` blocks of Kernel at once, of `threads`
+// threads and `smem` bytes of dynamic shared memory (CUDA's occupancy calculator, asked once
+// per device; false where it cannot be asked); Kernel's shared-memory limit is raised to
+// `smem` where one block may have that much.
+template <auto Kernel>
+bool sm_holds(int threads, size_t smem, int blocks) {
+  if (int64_t(smem) > block_smem_optin() || !set_smem_limit_once<Kernel>(smem)) return false;
+  return once_per_device([threads, smem](int) {
+           int held = 0;
+           if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&held, Kernel, threads, smem) != cudaSuccess) {
+             cudaGetLastError();
+             held = 0;
+           }
+           return held;
+         }) >= blocks;
 }
 template <int MT>
 void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
@@ -431,9 +440,8 @@ void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   constexpr size_t smem = skinny_async_smem<MT, S>();
   // The ring copies whole float4s: a float4 cut by N (a view of fewer columns than its aligned
   // rows) goes through the register kernel, which reads its floats inside N alone.
-  if (p.N % 4 != 0 || !sm_holds(smem, skinny_split_blocks_per_sm(MT, 4)))
+  if (p.N % 4 != 0 || !sm_holds<kernel>(256, smem, skinny_split_blocks_per_sm(MT, 4)))
     return launch_skinny_split<MT, 4>(p, plan, ws, stream);
-  set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
 template <int MT>
