@@ -337,13 +337,11 @@ def fit_kmajor(probs: dict, params: list[float] | None = None) -> list[float]:
 
 def tile_index(mt: int, nw: int, warps: int) -> int:
     """The index of CUTLASS's tile of mt x nw on `warps` warps in the parameter vector's tiles
-    (cutlass_tile_at, csrc/auto/plan.h): the tile whose features its candidate fills."""
-    for plan, _ in _C.exact_candidates(4096, 4096, 4096, 1, False, False, True, 132, True):
-        if plan.kernel == "cutlass" and (plan.mt, plan.nw, plan.w, plan.splits) == (mt, nw, warps, 1):
-            f = _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, 1, plan.k_slice, 4096, 4096, 4096, 1,
-                                  False, False, 132)
-            return next(t for t in range(_tiles()) if f[GLOBAL_FEATURES + PER_TILE * t])
-    raise ValueError(f"exact_fit: no CUTLASS tile of {mt} x {nw} on {warps} warps is built")
+    (cutlass_tile_at, csrc/auto/plan.h; the model's tiles start with CUTLASS's)."""
+    try:
+        return _C.cutlass_tiles().index((mt, nw, warps))
+    except ValueError:
+        raise ValueError(f"exact_fit: no CUTLASS tile of {mt} x {nw} on {warps} warps is built") from None
 
 
 def fit_tile(probs: dict, tile: int, params: list[float] | None = None) -> list[float]:

@@ -75,14 +75,11 @@ COPYING = [("cutlass_a_copied", True, False), ("cutlass_b_copied", False, True),
 
 
 def cutlass_tiles() -> list[tuple[int, int, int]]:
-    """The tiles auto's CUTLASS candidates use, (rows, columns, warps) (gemmtiles._C.exact_candidates
-    on a large product)."""
+    """The tiles auto's CUTLASS candidates use, (rows, columns, warps) (gemmtiles._C.cutlass_tiles),
+    where this build runs them."""
     from gemmtiles._ops import _C
 
-    if not _C.cutlass_kernels():
-        return []
-    plans = _C.exact_candidates(4096, 4096, 4096, 1, True, False, True, 132, True)
-    return sorted({(p.mt, p.nw, p.w) for p, _ in plans if p.kernel == "cutlass"})
+    return sorted(_C.cutlass_tiles()) if _C.cutlass_kernels() else []
 
 
 # Every skinny and gemv candidate auto weighs (each load width and block width, K whole and

@@ -306,7 +306,12 @@ def test_fit_tile_recovers_one_tiles_parameters_and_holds_the_others(tmp_path):
     # Timings of CUTLASS's kernel made from known parameters of the 32 x 32 tile on two warps:
     # the fit finds that tile's five, and changes no other parameter, the same tile's on one
     # warp included.
+    assert _C.cutlass_tiles() == TILES
     assert [exact_fit.tile_index(*t) for t in TILES] == list(range(len(TILES)))
+    for index, (mt, nw, warps) in enumerate(TILES):  # each tile's plans fill its own parameters' features
+        f = _C.exact_features("cutlass", mt, nw, warps, 1, 0, 4096, 4096, 4096, 1, False, False, H100_SMS)
+        filled = [t for t in range(len(TILES)) if f[exact_fit.GLOBAL_FEATURES + exact_fit.PER_TILE * t]]
+        assert filled == [index]
     with pytest.raises(ValueError, match="32 x 32 on 4 warps"):
         exact_fit.tile_index(32, 32, 4)
     params = _C.exact_model()

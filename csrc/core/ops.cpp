@@ -669,6 +669,25 @@ PyObject* py_exact_model(PyObject*, PyObject* args, PyObject* kwargs) {
 // gemmtiles._C.cutlass_kernels() -> bool: whether this build compiled auto's CUTLASS SIMT kernels.
 PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_CUTLASS); }
 
+// gemmtiles._C.cutlass_tiles() -> [(rows, cols, warps)]: CUTLASS's tiles as auto weighs them
+// (cutlass_tile_at in auto/plan.h), in the order of the cost model's parameters
+// (auto/exact_model.h): the model prices them in every build, cutlass_kernels() says whether
+// they run here.
+PyObject* py_cutlass_tiles(PyObject*, PyObject*) {
+  PyObject* list = PyList_New(gemmtiles::kCutlassTileCount);
+  if (!list) return nullptr;
+  for (int i = 0; i < gemmtiles::kCutlassTileCount; ++i) {
+    const gemmtiles::CutlassTile t = gemmtiles::cutlass_tile_at(i);
+    PyObject* item = Py_BuildValue("(iii)", t.bm, t.bn, t.warps);
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
 // gemmtiles._C.cutlass_flags_left_set() -> int: the bytes of the CUTLASS launches' barrier
 // flags left nonzero once the devices finish (auto/cutlass_simt.h; 0 in builds without those
 // kernels). For the tests: every launch must leave them zero.
@@ -790,6 +809,8 @@ PyMethodDef methods[] = {
      "exact_model(clock_khz=0, dram_khz=0, bus_bits=0): the cost model's parameters as fitted, or scaled to a GPU "
      "of that SM clock and DRAM (clock and bus width; 0: as fitted)."},
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
+    {"cutlass_tiles", py_cutlass_tiles, METH_NOARGS,
+     "cutlass_tiles(): CUTLASS's tiles auto weighs, (rows, cols, warps), in the cost model's order."},
     {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
