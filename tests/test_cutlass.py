@@ -161,40 +161,50 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
                                          (16, True, True)])
 def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
     # Up to 4 rows of A times a K-major B: blocks of 8 or 2 columns, float4s where B's lines
-    # are aligned and single floats; 5-8 rows: blocks of 8 columns, float4s alone; K whole;
-    # nothing for more rows or a row-major B.
+    # are aligned (one row: on the one-row build) and single floats (on the 4-row build); 5-8
+    # rows: blocks of 8 columns, float4s alone; K whole; nothing for more rows or a row-major B.
     cands = {tuple(c) for c, _ in _C.exact_candidates(m, 4096, 1001, 1, True, b_k, b_vec, H100_SMS)
              if c.kernel == "gemv"}
     if m > 8 or not b_k:
         assert not cands and _C.gemv_columns(m, b_k) == []
         return
-    rows, widths, columns = (4, (4, 1) if b_vec else (1,), [2, 8]) if m <= 4 else (8, (4,) if b_vec else (), [8])
+    if m <= 4:
+        builds, columns = {4: 1 if m == 1 else 4, 1: 4}, [2, 8]
+    else:
+        builds, columns = {4: 8}, [8]
+    widths = [w for w in builds if w == 1 or b_vec]
     assert sorted(_C.gemv_columns(m, b_k)) == columns
     assert _C.gemv_columns(m, b_k, b_vec) == (_C.gemv_columns(m, b_k) if widths else [])
-    assert cands == {("gemv", rows, cols, w, 1, 1001) for cols in columns for w in widths}
+    assert cands == {("gemv", builds[w], cols, w, 1, 1001) for cols in columns for w in widths}
 
 
 def test_gemv_features_are_its_own():
     # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
     # price it, and no other kernel's.
     n = len(_C.exact_model())
-    f = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
+    f = _C.exact_features("gemv", 1, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
     assert [i for i, x in enumerate(f) if x != 0] == list(range(n - exact_fit.GEMV, n))
     # Few blocks occupy few SMs: on 40 columns, 8 a block leave more SMs idle than 2, so B's
     # bytes weigh more per byte there.
-    narrow = _C.exact_features("gemv", 4, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
-    wide = _C.exact_features("gemv", 4, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
+    narrow = _C.exact_features("gemv", 1, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
+    wide = _C.exact_features("gemv", 1, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
     assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
     # A block or load width the kernel is not built for has no features (no estimate), nor
-    # a build of other rows than the problem's.
+    # a build of other rows than the problem's (one row's float4s run the one-row build, its
+    # single floats the 4-row one's).
     for mt, nw, w, m in ((4, 0, 4, 4), (4, 4, 4, 4), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
-                         (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9)):
+                         (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9), (4, 8, 4, 1),
+                         (1, 8, 1, 1), (1, 8, 4, 2)):
         assert not any(_C.exact_features("gemv", mt, nw, w, 1, 4096, m, 4096, 4096, 1, True, True, H100_SMS))
+    feature = lambda mt, nw, m, w=4, n_=4096: _C.exact_features(  # noqa: E731
+        "gemv", mt, nw, w, 1, 4096, m, n_, 4096, 1, True, True, H100_SMS)
+    assert any(feature(4, 8, 1, w=1))
     # The 8-row build's warps step through K in chunks of 8 lanes x 4 floats, a quarter of the
     # 4-row build's 32 lanes: four times the steps in series on the same K and blocks.
-    steps = lambda mt, nw, m: _C.exact_features("gemv", mt, nw, 4, 1, 4096, m, 4096, 4096, 1, True, True,  # noqa: E731
-                                                H100_SMS)[n - 1]
-    assert steps(8, 8, 8) == pytest.approx(4 * steps(4, 8, 4))
+    assert feature(8, 8, 8)[n - 1] == pytest.approx(4 * feature(4, 8, 4)[n - 1])
+    # The one-row build runs four blocks an SM, the 4-row build two: half the waves.
+    assert feature(1, 8, 1, n_=33000)[n - 2] == math.ceil(33000 / 8 / (4 * H100_SMS))
+    assert feature(4, 8, 2, n_=33000)[n - 2] == math.ceil(33000 / 8 / (2 * H100_SMS))
 
 
 def test_a_tables_gemv_entry_runs_gemv():

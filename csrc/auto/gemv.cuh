@@ -28,14 +28,14 @@ namespace gemmtiles {
 inline constexpr int kGemvWarps = 8;
 
 // MT rows of A (M <= MT); NB columns of B per group of KL lanes; W: 4 (float4 loads of B, for
-// 16-byte-aligned lines and a unit k stride) or 1. Two blocks per SM (kGemvBlocksPerSm): the
-// builds auto runs (kGemvBuilds in auto/plan.h) fit their registers under that.
+// 16-byte-aligned lines and a unit k stride) or 1; BPS blocks per SM, whose registers the
+// builds auto runs (kGemvBuilds in auto/plan.h) fit under.
 // The columns of B a block takes: NB for each of a warp's 32 / KL groups of lanes.
 template <int NB, int KL>
 inline constexpr int kGemvBlockColumns = 32 / KL * NB;
 
-template <int MT, int NB, int W, int KL = 32>
-__global__ void __launch_bounds__(32 * kGemvWarps, kGemvBlocksPerSm) gemv_kmajor_kernel(GemmProblem p) {
+template <int MT, int NB, int W, int KL, int BPS>
+__global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p) {
   static_assert(KL == 8 || KL == 32, "a warp holds whole groups of lanes along k");
   constexpr int kStep = KL * W, kCols = kGemvBlockColumns<NB, KL>;
   const BatchView v = batch_view(p);

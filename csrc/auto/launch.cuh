@@ -450,31 +450,48 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
 }
 
 // The GEMV kernel: a block per kGemvBlockColumns columns of B (NB per group of KL lanes along
-// k; the plan's nw, which gemv_built checks), a grid layer per product.
+// k; the plan's nw, which gemv_built checks), a grid layer per product; the build of `rows`
+// rows in kGemvBuilds (its blocks per SM).
 template <int MT, int NB, int W, int KL>
 void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
+  constexpr int kBuild = MT == 1 ? 0 : MT == 4 ? 1 : 2;
+  static_assert(kGemvBuilds[kBuild].rows == MT && kGemvBuilds[kBuild].lanes_along_k == KL, "a build of kGemvBuilds");
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kGemvBlockColumns<NB, KL>)), 1,
                   static_cast<unsigned>(p.batch));
-  gemv_kmajor_kernel<MT, NB, W, KL><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  gemv_kmajor_kernel<MT, NB, W, KL, kGemvBuilds[kBuild].blocks_per_sm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
 }
-// The builds of kGemvBuilds: 4 rows on 32 lanes along k, blocks of 8 or 2 columns, float4s or
-// single floats; 8 rows on groups of 8 lanes (2 columns each, 4 groups a warp), blocks of 8
-// columns, float4s.
+// The builds of kGemvBuilds: 1 and 4 rows on 32 lanes along k, blocks of 8 or 2 columns,
+// float4s (and for 4 rows single floats); 8 rows on groups of 8 lanes (2 columns each, 4 groups a warp),
+// blocks of 8 columns, float4s.
+template <int MT>
+void launch_gemv_rows(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  if constexpr (MT == 1) {  // float4s alone
+    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 4, 32>(p, stream) : launch_gemv_blocks<MT, 2, 4, 32>(p, stream);
+  } else if (plan.w == 4) {
+    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 4, 32>(p, stream) : launch_gemv_blocks<MT, 2, 4, 32>(p, stream);
+  } else {
+    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 1, 32>(p, stream) : launch_gemv_blocks<MT, 2, 1, 32>(p, stream);
+  }
+}
+constexpr bool gemv_whole_warp_build(const GemvBuild& b) {
+  return b.lanes_along_k == 32 && b.widths == 2 && b.columns[0] == 8 && b.columns[1] == 2;
+}
 inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  static_assert(kGemvBuilds[0].rows == 4 && kGemvBuilds[0].lanes_along_k == 32 && kGemvBuilds[0].widths == 2 &&
-                    kGemvBuilds[0].columns[0] == 8 && kGemvBuilds[0].columns[1] == 2 && kGemvBuilds[0].single_floats,
-                "the 4-row gemv builds below");
-  static_assert(kGemvBuilds[1].rows == 8 && kGemvBuilds[1].lanes_along_k == 8 && kGemvBuilds[1].widths == 1 &&
-                    kGemvBuilds[1].columns[0] == 8 && !kGemvBuilds[1].single_floats,
+  static_assert(std::size(kGemvBuilds) == 3 && kGemvBuilds[0].rows == 1 && kGemvBuilds[1].rows == 4 &&
+                    gemv_whole_warp_build(kGemvBuilds[0]) && !kGemvBuilds[0].single_floats &&
+                    gemv_whole_warp_build(kGemvBuilds[1]) && kGemvBuilds[1].single_floats,
+                "the 1- and 4-row gemv builds below");
+  static_assert(kGemvBuilds[2].rows == 8 && kGemvBuilds[2].lanes_along_k == 8 && kGemvBuilds[2].widths == 1 &&
+                    kGemvBuilds[2].columns[0] == 8 && !kGemvBuilds[2].single_floats,
                 "the 8-row gemv build below");
   static_assert(kGemvBlockColumns<2, 8> == 8 && kGemvBlockColumns<8, 32> == 8 && kGemvBlockColumns<2, 32> == 2,
                 "the builds' blocks are the widths kGemvBuilds names");
   if (plan.mt == 8) {
     launch_gemv_blocks<8, 2, 4, 8>(p, stream);
-  } else if (plan.w == 4) {
-    plan.nw == 8 ? launch_gemv_blocks<4, 8, 4, 32>(p, stream) : launch_gemv_blocks<4, 2, 4, 32>(p, stream);
+  } else if (plan.mt == 1) {
+    launch_gemv_rows<1>(p, plan, stream);
   } else {
-    plan.nw == 8 ? launch_gemv_blocks<4, 8, 1, 32>(p, stream) : launch_gemv_blocks<4, 2, 1, 32>(p, stream);
+    launch_gemv_rows<4>(p, plan, stream);
   }
 }
 

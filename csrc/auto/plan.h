@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -824,10 +825,12 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 
 // The GEMV kernel (csrc/auto/gemv.cuh): up to kGemvMaxRows rows of A times a K-major B, a
 // block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
-// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Two builds
-// (GemvBuild): up to 4 rows with a warp's 32 lanes along k, on blocks of 8 columns (more loads
-// in flight per lane) or 2 (four times the blocks, for outputs of few columns), float4s where
-// B's lines are 16-byte aligned and single floats; and 5-8 rows with groups of 8 lanes along k,
+// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Three
+// builds (GemvBuild): one row and up to 4 rows with a warp's 32 lanes along k, on blocks of 8
+// columns (more loads in flight per lane) or 2 (four times the blocks, for outputs of few
+// columns), float4s where B's lines are 16-byte aligned and single floats — the one-row
+// build's accumulators and A leave registers for four blocks an SM against the 4-row build's
+// two, twice the loads of B in flight; and 5-8 rows with groups of 8 lanes along k,
 // four a warp, whose loads of A the groups share, on blocks of 8 columns with float4s. (Its
 // blocks of 16 columns, its single-float loads and a 16-row build ran slower than the skinny
 // kernel or than its 8 columns on most products, and the model, which prices a block's waves
@@ -839,20 +842,29 @@ struct GemvBuild {
   int widths;         // block widths built: columns[0 .. widths - 1], columns of B a block
   int columns[2];
   bool single_floats; // built with single-float loads of B too (w = 1), besides float4s
+  int blocks_per_sm;  // blocks an SM runs at once (its __launch_bounds__' minimum)
 };
-inline constexpr GemvBuild kGemvBuilds[] = {{4, 32, 2, {8, 2}, true}, {8, 8, 1, {8, 0}, false}};
+inline constexpr GemvBuild kGemvBuilds[] = {
+    {1, 32, 2, {8, 2}, false, 4}, {4, 32, 2, {8, 2}, true, 2}, {8, 8, 1, {8, 0}, false, 2}};
 inline constexpr int64_t kGemvMaxRows = 8;
-inline constexpr int kGemvBlocksPerSm = 2;  // its __launch_bounds__' minimum
-// The build that takes M rows (M <= kGemvMaxRows).
-inline const GemvBuild& gemv_build(int64_t M) { return M <= kGemvBuilds[0].rows ? kGemvBuilds[0] : kGemvBuilds[1]; }
+// Whether a build loads w floats of B at a time: float4s (w = 4) always, single floats where
+// it is built with them.
+inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return w == 4 || (w == 1 && b.single_floats); }
+// The build that takes M rows (M <= kGemvMaxRows) with loads of w floats: the one of fewest rows
+// that holds them. (The one-row build has float4 loads alone: with single floats, the columns'
+// bounds take registers that four blocks an SM do not leave.)
+inline const GemvBuild& gemv_build(int64_t M, int w) {
+  for (const GemvBuild& b : kGemvBuilds)
+    if (M <= b.rows && gemv_has_loads(b, w)) return b;
+  return kGemvBuilds[std::size(kGemvBuilds) - 1];
+}
+// The build of a plan (its rows and loads).
+inline const GemvBuild& gemv_build(const AutoPlan& plan) { return gemv_build(plan.mt, int(plan.w)); }
 inline bool gemv_has_width(const GemvBuild& b, int64_t columns) {
   for (int i = 0; i < b.widths; ++i)
     if (b.columns[i] == columns) return true;
   return false;
 }
-// Whether a build loads w floats of B at a time: float4s (w = 4) always, single floats where
-// it is built with them.
-inline bool gemv_has_loads(const GemvBuild& b, int w) { return w == 4 || (w == 1 && b.single_floats); }
 // Whether the kernel takes M rows of A times such a B; whether a build of `rows` rows has
 // blocks of `columns` and loads of w floats; whether some build has blocks of `columns` (what
 // a table's gemv entry may name).
@@ -868,15 +880,15 @@ inline bool gemv_width(int64_t columns) {
   return false;
 }
 inline AutoPlan gemv_plan(int64_t M, int64_t K, int columns, int w) {
-  AutoPlan plan{AutoKernel::kGemv, gemv_build(M).rows, columns, w};
+  AutoPlan plan{AutoKernel::kGemv, gemv_build(M, w).rows, columns, w};
   plan.k_slice = K;
   return plan;
 }
 inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor, bool b_vec) {
   std::vector<AutoPlan> all;
   if (!gemv_takes(M, b_kmajor)) return all;
-  const GemvBuild& build = gemv_build(M);
   for (const int w : {4, 1}) {
+    const GemvBuild& build = gemv_build(M, w);
     if ((w == 4 && !b_vec) || !gemv_has_loads(build, w)) continue;
     for (int i = 0; i < build.widths; ++i) all.push_back(gemv_plan(M, K, build.columns[i], w));
   }
@@ -886,10 +898,10 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
 // elements of K, 8 warps taking them in turn) and their waves over the SMs' slots.
 inline int64_t gemv_blocks(const AutoPlan& plan, int64_t N, int64_t batch) { return ceil_div64(N, plan.nw) * batch; }
 inline int64_t gemv_waves(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
-  return ceil_div64(gemv_blocks(plan, N, batch), std::max<int64_t>(1, sms) * kGemvBlocksPerSm);
+  return ceil_div64(gemv_blocks(plan, N, batch), std::max<int64_t>(1, sms) * gemv_build(plan).blocks_per_sm);
 }
 inline int64_t gemv_steps(const AutoPlan& plan, int64_t K) {
-  return ceil_div64(K, 8 * int64_t(gemv_build(plan.mt).lanes_along_k) * plan.w);
+  return ceil_div64(K, 8 * int64_t(gemv_build(plan).lanes_along_k) * plan.w);
 }
 
 // A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
@@ -963,7 +975,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   }
   if (plan.kernel == AutoKernel::kGemv) {
     // Only the blocks and loads gemv_candidates names (and the kernel is built for).
-    if (plan.mt != gemv_build(M).rows || !gemv_takes(M, b_kmajor) || plan.splits != 1 ||
+    if (plan.mt != gemv_build(M, int(plan.w)).rows || !gemv_takes(M, b_kmajor) || plan.splits != 1 ||
         !gemv_built(plan.mt, plan.nw, plan.w))
       return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
@@ -1152,7 +1164,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
         return *plan;
     }
     if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor) &&
-        gemv_built(gemv_build(M).rows, e->rows, b_vec ? 4 : 1))
+        gemv_built(gemv_build(M, b_vec ? 4 : 1).rows, e->rows, b_vec ? 4 : 1))
       return gemv_plan(M, K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }

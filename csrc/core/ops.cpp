@@ -405,7 +405,7 @@ PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "Lp|p", &M, &b_kmajor, &b_vec)) return nullptr;
   std::vector<int64_t> cols;
   if (gemmtiles::gemv_takes(M, b_kmajor != 0)) {
-    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M);
+    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M, b_vec ? 4 : 1);
     if (gemmtiles::gemv_has_loads(build, b_vec ? 4 : 1)) cols.assign(build.columns, build.columns + build.widths);
   }
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
