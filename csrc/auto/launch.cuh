@@ -417,16 +417,17 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
-// Whether each SM of the current device holds `blocks` blocks of Kernel at once, of `threads`
-// threads and `smem` bytes of dynamic shared memory (CUDA's occupancy calculator, asked once
-// per device; false where it cannot be asked); Kernel's shared-memory limit is raised to
-// `smem` where one block may have that much.
-template <auto Kernel>
-bool sm_holds(int threads, size_t smem, int blocks) {
-  if (int64_t(smem) > block_smem_optin() || !set_smem_limit_once<Kernel>(smem)) return false;
-  return once_per_device([threads, smem](int) {
+// Whether each SM of the current device holds `blocks` blocks of Kernel at once, of kThreads
+// threads and kSmem bytes of dynamic shared memory (CUDA's occupancy calculator, asked once
+// per device: the launch's shape is part of the template, so the answer kept is its own;
+// false where it cannot be asked); Kernel's shared-memory limit is raised to kSmem where one
+// block may have that much.
+template <auto Kernel, int kThreads, size_t kSmem>
+bool sm_holds(int blocks) {
+  if (int64_t(kSmem) > block_smem_optin() || !set_smem_limit_once<Kernel>(kSmem)) return false;
+  return once_per_device([](int) {
            int held = 0;
-           if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&held, Kernel, threads, smem) != cudaSuccess) {
+           if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&held, Kernel, kThreads, kSmem) != cudaSuccess) {
              cudaGetLastError();
              held = 0;
            }
@@ -440,7 +441,7 @@ void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   constexpr size_t smem = skinny_async_smem<MT, S>();
   // The ring copies whole float4s: a float4 cut by N (a view of fewer columns than its aligned
   // rows) goes through the register kernel, which reads its floats inside N alone.
-  if (p.N % 4 != 0 || !sm_holds<kernel>(256, smem, skinny_split_blocks_per_sm(MT, 4)))
+  if (p.N % 4 != 0 || !sm_holds<kernel, 256, smem>(skinny_split_blocks_per_sm(MT, 4)))
     return launch_skinny_split<MT, 4>(p, plan, ws, stream);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
@@ -488,7 +489,7 @@ inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t
                 "the builds' blocks are the widths kGemvBuilds names");
   if (plan.mt == 8) {
     launch_gemv_blocks<8, 2, 4, 8>(p, stream);
-  } else if (plan.mt == 1) {
+  } else if (plan.mt == 1 && plan.w == 4) {  // the one-row build has float4 loads alone
     launch_gemv_rows<1>(p, plan, stream);
   } else {
     launch_gemv_rows<4>(p, plan, stream);

@@ -69,7 +69,7 @@ inline constexpr bool copy_fits(int64_t rows, int64_t K, int64_t batch) {
 struct AutoPlan {
   AutoKernel kernel;
   int mt = 0;          // skinny: rows of A per pass (M rounded up to 4, 8 or 16); gemv: its
-                       // build's rows (4 or 8, GemvBuild);
+                       // build's rows (1, 4 or 8, GemvBuild);
                        // split_tile: rows of the block tile (32, 64 or 128; 64 rows: the
                        // pipelined kernel where it takes the operands, auto/launch.cuh)
   int nw = 0;          // skinny: columns of B per group of lanes (kmajor), or column groups
@@ -826,11 +826,12 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 // The GEMV kernel (csrc/auto/gemv.cuh): up to kGemvMaxRows rows of A times a K-major B, a
 // block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
 // sums in shared memory), loading w floats of B at a time; one launch, no workspace. Three
-// builds (GemvBuild): one row and up to 4 rows with a warp's 32 lanes along k, on blocks of 8
-// columns (more loads in flight per lane) or 2 (four times the blocks, for outputs of few
-// columns), float4s where B's lines are 16-byte aligned and single floats — the one-row
-// build's accumulators and A leave registers for four blocks an SM against the 4-row build's
-// two, twice the loads of B in flight; and 5-8 rows with groups of 8 lanes along k,
+// builds (GemvBuild): up to 4 rows with a warp's 32 lanes along k, on blocks of 8 columns
+// (more loads in flight per lane) or 2 (four times the blocks, for outputs of few columns),
+// float4s where B's lines are 16-byte aligned and single floats; one row the same with
+// float4s alone, whose accumulators and A leave registers for four blocks an SM against the
+// 4-row build's two, twice the loads of B in flight (one row's single floats run the 4-row
+// build); and 5-8 rows with groups of 8 lanes along k,
 // four a warp, whose loads of A the groups share, on blocks of 8 columns with float4s. (Its
 // blocks of 16 columns, its single-float loads and a 16-row build ran slower than the skinny
 // kernel or than its 8 columns on most products, and the model, which prices a block's waves

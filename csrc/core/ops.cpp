@@ -127,7 +127,7 @@ PyTypeObject* auto_plan_type() {
       {"kernel", "the kernel: warptile, skinny_kmajor, skinny_nmajor, split_tile, cutlass, cutlass_streamk, "
                  "cutlass_a_copied, cutlass_b_copied, cutlass_ab_copied (K-major operands copied transposed first), "
                  "gemv, tf32 or tf32x3"},
-      {"mt", "skinny: rows per pass; gemv: its build's rows (4 or 8); split_tile: the block tile's rows; cutlass: its tile's rows"},
+      {"mt", "skinny: rows per pass; gemv: its build's rows (1, 4 or 8); split_tile: the block tile's rows; cutlass: its tile's rows"},
       {"nw", "skinny: columns per group of lanes or column groups per lane; gemv: columns of B per block; "
              "split_tile, cutlass: tile columns"},
       {"w", "skinny, gemv: elements of B per lane load (4: float4)"},
