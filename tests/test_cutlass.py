@@ -156,7 +156,7 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
     assert params[s0 + 7] == params[s0 + 6]
 
 
-@pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (4, True, True), (3, True, False), (5, True, True),
+@pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (1, True, False), (4, True, True), (3, True, False), (5, True, True),
                                          (8, True, True), (7, True, False), (9, True, True), (1, False, True),
                                          (16, True, True)])
 def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
@@ -213,6 +213,11 @@ def test_a_tables_gemv_entry_runs_gemv():
         for b_vec, w in ((True, 4), (False, 1)):
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
+    # One row: float4s on the one-row build, single floats on the 4-row build.
+    for cols in (2, 8):
+        for b_vec, rows, w in ((True, 1, 4), (False, 4, 1)):
+            plan = _C.auto_plan(1, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(1, 4096, 4096, cols), True, True)
+            assert tuple(plan) == ("gemv", rows, cols, w, 1, 4096)
     # 5-8 rows: the 8-row build's width, float4s alone.
     plan = _C.auto_plan(6, 4096, 4096, 1, True, True, H100_SMS, True, entry(6, 4096, 4096, 8), True, True)
     assert tuple(plan) == ("gemv", 8, 8, 4, 1, 4096)
@@ -647,8 +652,10 @@ def test_cutlass_launches_leave_their_flags_zero():
     assert _C.cutlass_flags_left_set() == 0
 
 
+# One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build.
 GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
-               (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4)]
+               (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4), (1, 1031, 1000), (1, 9, 1028),
+               (1, 130, 4100)]
 
 
 @needs_cuda
@@ -671,11 +678,11 @@ def test_each_gemv_candidate_is_right(pad):
                     if batch is None:
                         check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
     # float4s of an aligned W with an A off its alignment (an offset and an odd leading dimension).
-    for m, n, k in [(3, 130, 300), (4, 9, 1028), (7, 130, 300), (8, 9, 1028)]:
+    for m, n, k in [(1, 130, 300), (1, 9, 1028), (3, 130, 300), (4, 9, 1028), (7, 130, 300), (8, 9, 1028)]:
         a = operand(m, k, "cuda", "row", pad=1, offset=1)
         b = operand(k, n, "cuda", "col")
         for cols in _C.gemv_columns(m, True):
-            with forced_plan("gemv", 4 if m <= 4 else 8, cols, 4, 1, k):
+            with forced_plan("gemv", 1 if m == 1 else 4 if m <= 4 else 8, cols, 4, 1, k):
                 check_tier("auto", a, b, alpha=0.5)
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
 
