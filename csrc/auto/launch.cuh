@@ -466,11 +466,9 @@ void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
 // blocks of 8 columns, float4s.
 template <int MT>
 void launch_gemv_rows(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  if constexpr (MT == 1) {  // float4s alone
+  if (MT == 1 || plan.w == 4) {  // the one-row build: float4s alone
     plan.nw == 8 ? launch_gemv_blocks<MT, 8, 4, 32>(p, stream) : launch_gemv_blocks<MT, 2, 4, 32>(p, stream);
-  } else if (plan.w == 4) {
-    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 4, 32>(p, stream) : launch_gemv_blocks<MT, 2, 4, 32>(p, stream);
-  } else {
+  } else if constexpr (MT != 1) {
     plan.nw == 8 ? launch_gemv_blocks<MT, 8, 1, 32>(p, stream) : launch_gemv_blocks<MT, 2, 1, 32>(p, stream);
   }
 }

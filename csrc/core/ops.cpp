@@ -674,18 +674,9 @@ PyObject* py_cutlass_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMM
 // (auto/exact_model.h): the model prices them in every build, cutlass_kernels() says whether
 // they run here.
 PyObject* py_cutlass_tiles(PyObject*, PyObject*) {
-  PyObject* list = PyList_New(gemmtiles::kCutlassTileCount);
-  if (!list) return nullptr;
-  for (int i = 0; i < gemmtiles::kCutlassTileCount; ++i) {
-    const gemmtiles::CutlassTile t = gemmtiles::cutlass_tile_at(i);
-    PyObject* item = Py_BuildValue("(iii)", t.bm, t.bn, t.warps);
-    if (!item) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, i, item);
-  }
-  return list;
+  std::vector<gemmtiles::CutlassTile> tiles;
+  for (int i = 0; i < gemmtiles::kCutlassTileCount; ++i) tiles.push_back(gemmtiles::cutlass_tile_at(i));
+  return py_list(tiles, [](const gemmtiles::CutlassTile& t) { return Py_BuildValue("(iii)", t.bm, t.bn, t.warps); });
 }
 
 // gemmtiles._C.cutlass_flags_left_set() -> int: the bytes of the CUTLASS launches' barrier
