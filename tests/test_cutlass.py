@@ -57,7 +57,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
             assert m <= _C.skinny_max_m(b_k), where
             continue
         if plan.kernel == "gemv":  # up to 4 rows of a K-major B's product, K whole
-            assert plan.nw in _C.gemv_columns(m, b_k) and plan.splits == 1 and plan.k_slice == k, where
+            assert plan.nw in _C.gemv_columns(m, b_k, plan.w == 4) and plan.splits == 1 and plan.k_slice == k, where
             assert plan.w == 1 or b_vec, where
             continue
         if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
@@ -160,22 +160,23 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
                                          (8, True, True), (7, True, False), (9, True, True), (1, False, True),
                                          (16, True, True)])
 def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
-    # Up to 4 rows of A times a K-major B: blocks of 8 or 2 columns, float4s where B's lines
-    # are aligned (one row: on the one-row build) and single floats (on the 4-row build); 5-8
-    # rows: blocks of 8 columns, float4s alone; K whole; nothing for more rows or a row-major B.
+    # Up to 4 rows of A times a K-major B: float4s where B's lines are aligned, on blocks of 8
+    # or 2 columns for one row (the one-row build), 4 or 2 for 2-4 rows; single floats on the
+    # 4-row single-float build, blocks of 8 or 2 columns; 5-8 rows: blocks of 8 columns,
+    # float4s alone; K whole; nothing for more rows or a row-major B.
     cands = {tuple(c) for c, _ in _C.exact_candidates(m, 4096, 1001, 1, True, b_k, b_vec, H100_SMS)
              if c.kernel == "gemv"}
     if m > 8 or not b_k:
         assert not cands and _C.gemv_columns(m, b_k) == []
         return
     if m <= 4:
-        builds, columns = {4: 1 if m == 1 else 4, 1: 4}, [2, 8]
+        builds, columns = {4: 1 if m == 1 else 4, 1: 4}, {4: [2, 8] if m == 1 else [2, 4], 1: [2, 8]}
     else:
-        builds, columns = {4: 8}, [8]
+        builds, columns = {4: 8}, {4: [8]}
     widths = [w for w in builds if w == 1 or b_vec]
-    assert sorted(_C.gemv_columns(m, b_k)) == columns
-    assert _C.gemv_columns(m, b_k, b_vec) == (_C.gemv_columns(m, b_k) if widths else [])
-    assert cands == {("gemv", builds[w], cols, w, 1, 1001) for cols in columns for w in widths}
+    assert sorted(_C.gemv_columns(m, b_k)) == columns[4]
+    assert sorted(_C.gemv_columns(m, b_k, b_vec)) == (columns[4 if b_vec else 1] if widths else [])
+    assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
 
 
 def test_gemv_features_are_its_own():
@@ -192,7 +193,7 @@ def test_gemv_features_are_its_own():
     # A block or load width the kernel is not built for has no features (no estimate), nor
     # a build of other rows than the problem's (one row's float4s run the one-row build, its
     # single floats the 4-row one's).
-    for mt, nw, w, m in ((4, 0, 4, 4), (4, 4, 4, 4), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
+    for mt, nw, w, m in ((4, 0, 4, 4), (4, 8, 4, 4), (4, 4, 1, 4), (1, 4, 4, 1), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
                          (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9), (4, 8, 4, 1),
                          (1, 8, 1, 1), (1, 8, 4, 2)):
         assert not any(_C.exact_features("gemv", mt, nw, w, 1, 4096, m, 4096, 4096, 1, True, True, H100_SMS))
@@ -201,16 +202,19 @@ def test_gemv_features_are_its_own():
     assert any(feature(4, 8, 1, w=1))
     # The 8-row build's warps step through K in chunks of 8 lanes x 4 floats, a quarter of the
     # 4-row build's 32 lanes: four times the steps in series on the same K and blocks.
-    assert feature(8, 8, 8)[n - 1] == pytest.approx(4 * feature(4, 8, 4)[n - 1])
-    # The one-row build runs four blocks an SM, the 4-row build two: half the waves.
+    assert feature(4, 4, 4)[n - 1] > 0
+    assert feature(8, 8, 8)[n - 1] == pytest.approx(4 * feature(4, 4, 4)[n - 1])
+    # The float4 builds of 1 and 4 rows run four blocks an SM, the single-float build two.
     assert feature(1, 8, 1, n_=33000)[n - 2] == math.ceil(33000 / 8 / (4 * H100_SMS))
-    assert feature(4, 8, 2, n_=33000)[n - 2] == math.ceil(33000 / 8 / (2 * H100_SMS))
+    assert feature(4, 4, 2, n_=33000)[n - 2] == math.ceil(33000 / 4 / (4 * H100_SMS))
+    assert feature(4, 8, 2, w=1, n_=33000)[n - 2] == math.ceil(33000 / 8 / (2 * H100_SMS))
 
 
 def test_a_tables_gemv_entry_runs_gemv():
     entry = lambda m, n, k, cols: f"NT {_C.auto_bucket(m)} {_C.auto_bucket(n)} {_C.auto_bucket(k)} gemv {cols} 1"  # noqa: E731
-    for cols in (2, 8):
-        for b_vec, w in ((True, 4), (False, 1)):
+    # 2-4 rows: blocks of 4 or 2 columns on float4s, 8 or 2 on single floats.
+    for b_vec, w, widths in ((True, 4, (2, 4)), (False, 1, (2, 8))):
+        for cols in widths:
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
     # One row: float4s on the one-row build, single floats on the 4-row build.
@@ -223,11 +227,11 @@ def test_a_tables_gemv_entry_runs_gemv():
     assert tuple(plan) == ("gemv", 8, 8, 4, 1, 4096)
     # A width its build lacks, single floats where it has none, or past its rows: the entry
     # counts as none, and the model's own plan runs.
-    for m, cols, b_vec in ((6, 2, True), (6, 8, False), (9, 8, True)):
+    for m, cols, b_vec in ((6, 2, True), (6, 8, False), (9, 8, True), (2, 8, True), (2, 4, False), (1, 4, True)):
         own = tuple(_C.auto_plan(m, 4096, 4096, 1, True, b_vec, H100_SMS, True, None, True, True))
         assert tuple(_C.auto_plan(m, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(m, 4096, 4096, cols),
                                   True, True)) == own
-    for bad in ("NN 1 4096 4096 gemv 8 1", "NT 1 4096 4096 gemv 4 1", "NT 1 4096 4096 gemv 8 2",
+    for bad in ("NN 1 4096 4096 gemv 8 1", "NT 1 4096 4096 gemv 3 1", "NT 1 4096 4096 gemv 8 2",
                 "NT 1 4096 4096 gemv 16 1"):
         with pytest.raises(ValueError, match="gemv"):
             _C.auto_plan(1, 4096, 4096, 1, True, True, H100_SMS, True, bad, True, True)

@@ -450,47 +450,34 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
   plan.w == 4 ? launch_skinny_async<MT>(p, plan, ws, stream) : launch_skinny_split<MT, 1>(p, plan, ws, stream);
 }
 
-// The GEMV kernel: a block per kGemvBlockColumns columns of B (NB per group of KL lanes along
-// k; the plan's nw, which gemv_built checks), a grid layer per product; the build of `rows`
-// rows in kGemvBuilds (its blocks per SM).
-template <int MT, int NB, int W, int KL>
+// The GEMV kernel on build kBuild of kGemvBuilds, blocks of kColumns columns of B (NB per group
+// of its lanes along k), a grid layer per product.
+template <int kBuild, int kColumns>
 void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
-  constexpr int kBuild = MT == 1 ? 0 : MT == 4 ? 1 : 2;
-  static_assert(kGemvBuilds[kBuild].rows == MT && kGemvBuilds[kBuild].lanes_along_k == KL, "a build of kGemvBuilds");
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kGemvBlockColumns<NB, KL>)), 1,
-                  static_cast<unsigned>(p.batch));
-  gemv_kmajor_kernel<MT, NB, W, KL, kGemvBuilds[kBuild].blocks_per_sm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  constexpr GemvBuild b = kGemvBuilds[kBuild];
+  constexpr int NB = kColumns / (32 / b.lanes_along_k);
+  static_assert(kGemvBlockColumns<NB, b.lanes_along_k> == kColumns, "a block holds whole groups of lanes");
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
+  gemv_kmajor_kernel<b.rows, NB, b.w, b.lanes_along_k, b.blocks_per_sm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
 }
-// The builds of kGemvBuilds: 1 and 4 rows on 32 lanes along k, blocks of 8 or 2 columns,
-// float4s (and for 4 rows single floats); 8 rows on groups of 8 lanes (2 columns each, 4 groups a warp),
-// blocks of 8 columns, float4s.
-template <int MT>
-void launch_gemv_rows(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  if (MT == 1 || plan.w == 4) {  // the one-row build: float4s alone
-    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 4, 32>(p, stream) : launch_gemv_blocks<MT, 2, 4, 32>(p, stream);
-  } else if constexpr (MT != 1) {
-    plan.nw == 8 ? launch_gemv_blocks<MT, 8, 1, 32>(p, stream) : launch_gemv_blocks<MT, 2, 1, 32>(p, stream);
+// A plan on build kBuild: its block width (the plan's nw, one of the build's, which gemv_built
+// checks).
+template <int kBuild>
+void launch_gemv_build(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
+  constexpr GemvBuild b = kGemvBuilds[kBuild];
+  static_assert(b.widths == 1 || b.widths == 2, "one or two block widths a build");
+  if constexpr (b.widths == 2) {
+    if (plan.nw == b.columns[1]) return launch_gemv_blocks<kBuild, b.columns[1]>(p, stream);
   }
-}
-constexpr bool gemv_whole_warp_build(const GemvBuild& b) {
-  return b.lanes_along_k == 32 && b.widths == 2 && b.columns[0] == 8 && b.columns[1] == 2;
+  launch_gemv_blocks<kBuild, b.columns[0]>(p, stream);
 }
 inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
-  static_assert(std::size(kGemvBuilds) == 3 && kGemvBuilds[0].rows == 1 && kGemvBuilds[1].rows == 4 &&
-                    gemv_whole_warp_build(kGemvBuilds[0]) && !kGemvBuilds[0].single_floats &&
-                    gemv_whole_warp_build(kGemvBuilds[1]) && kGemvBuilds[1].single_floats,
-                "the 1- and 4-row gemv builds below");
-  static_assert(kGemvBuilds[2].rows == 8 && kGemvBuilds[2].lanes_along_k == 8 && kGemvBuilds[2].widths == 1 &&
-                    kGemvBuilds[2].columns[0] == 8 && !kGemvBuilds[2].single_floats,
-                "the 8-row gemv build below");
-  static_assert(kGemvBlockColumns<2, 8> == 8 && kGemvBlockColumns<8, 32> == 8 && kGemvBlockColumns<2, 32> == 2,
-                "the builds' blocks are the widths kGemvBuilds names");
-  if (plan.mt == 8) {
-    launch_gemv_blocks<8, 2, 4, 8>(p, stream);
-  } else if (plan.mt == 1 && plan.w == 4) {  // the one-row build has float4 loads alone
-    launch_gemv_rows<1>(p, plan, stream);
-  } else {
-    launch_gemv_rows<4>(p, plan, stream);
+  static_assert(std::size(kGemvBuilds) == 4, "a launch for each build below");
+  switch (gemv_build_index(plan.mt, int(plan.w))) {
+    case 0: return launch_gemv_build<0>(p, plan, stream);
+    case 1: return launch_gemv_build<1>(p, plan, stream);
+    case 2: return launch_gemv_build<2>(p, plan, stream);
+    default: return launch_gemv_build<3>(p, plan, stream);
   }
 }
 

@@ -825,43 +825,47 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 
 // The GEMV kernel (csrc/auto/gemv.cuh): up to kGemvMaxRows rows of A times a K-major B, a
 // block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
-// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Three
-// builds (GemvBuild): up to 4 rows with a warp's 32 lanes along k, on blocks of 8 columns
-// (more loads in flight per lane) or 2 (four times the blocks, for outputs of few columns),
-// float4s where B's lines are 16-byte aligned and single floats; one row the same with
-// float4s alone, whose accumulators and A leave registers for four blocks an SM against the
-// 4-row build's two, twice the loads of B in flight (one row's single floats run the 4-row
-// build); and 5-8 rows with groups of 8 lanes along k,
-// four a warp, whose loads of A the groups share, on blocks of 8 columns with float4s. (Its
-// blocks of 16 columns, its single-float loads and a 16-row build ran slower than the skinny
-// kernel or than its 8 columns on most products, and the model, which prices a block's waves
-// but not their length, would have picked the 16 columns where they lose: docs/auto.md.)
-// Which one runs, against the skinny kernels and the tiles, is the model's choice.
+// sums in shared memory), loading w floats of B at a time; one launch, no workspace. Its
+// builds (GemvBuild) are each one number of rows and one load width, float4s where B's lines
+// are 16-byte aligned, single floats elsewhere:
+// - 1 and 4 rows on float4s, a warp's 32 lanes along k, four blocks an SM (64 registers a
+//   thread), on blocks of 8 columns for one row, 4 for 4 rows (more loads in flight per lane:
+//   as many registers as a row's, 4 x 4 floats of B against 4 x 4 of A), or 2 (more blocks,
+//   for outputs of few columns);
+// - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns (with four,
+//   their columns' bounds spill: one row's single floats run this build too);
+// - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
+//   share, on blocks of 8 columns, two an SM.
+// (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
+// slower than the skinny kernel or than its 8 columns on most products, and the model, which
+// prices a block's waves but not their length, would have picked the 16 columns where they
+// lose: docs/auto.md.) Which one runs, against the skinny kernels and the tiles, is the
+// model's choice.
 struct GemvBuild {
   int rows;           // M up to this (the kernel's MT)
   int lanes_along_k;  // a group's lanes (KL): 32, the whole warp, or 8
   int widths;         // block widths built: columns[0 .. widths - 1], columns of B a block
   int columns[2];
-  bool single_floats; // built with single-float loads of B too (w = 1), besides float4s
+  int w;              // floats of B a load takes: 4 (float4s) or 1
   int blocks_per_sm;  // blocks an SM runs at once (its __launch_bounds__' minimum)
 };
-inline constexpr GemvBuild kGemvBuilds[] = {
-    {1, 32, 2, {8, 2}, false, 4}, {4, 32, 2, {8, 2}, true, 2}, {8, 8, 1, {8, 0}, false, 2}};
+inline constexpr GemvBuild kGemvBuilds[] = {{1, 32, 2, {8, 2}, 4, 4},
+                                            {4, 32, 2, {4, 2}, 4, 4},
+                                            {4, 32, 2, {8, 2}, 1, 2},
+                                            {8, 8, 1, {8, 0}, 4, 2}};
 inline constexpr int64_t kGemvMaxRows = 8;
-// Whether a build loads w floats of B at a time: float4s (w = 4) always, single floats where
-// it is built with them.
-inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return w == 4 || (w == 1 && b.single_floats); }
+inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return b.w == w; }
 // The build that takes M rows (M <= kGemvMaxRows) with loads of w floats: the one of fewest rows
-// that holds them. (The one-row build has float4 loads alone: with single floats, the columns'
-// bounds take registers that four blocks an SM do not leave.)
-inline const GemvBuild& gemv_build(int64_t M, int w) {
-  for (const GemvBuild& b : kGemvBuilds)
-    if (M <= b.rows && gemv_has_loads(b, w)) return b;
-  return kGemvBuilds[std::size(kGemvBuilds) - 1];
+// that has them (the last, without them, where none does: gemv_has_loads tells).
+inline constexpr int gemv_build_index(int64_t M, int w) {
+  for (int i = 0; i < int(std::size(kGemvBuilds)); ++i)
+    if (M <= kGemvBuilds[i].rows && gemv_has_loads(kGemvBuilds[i], w)) return i;
+  return int(std::size(kGemvBuilds)) - 1;
 }
+inline const GemvBuild& gemv_build(int64_t M, int w) { return kGemvBuilds[gemv_build_index(M, w)]; }
 // The build of a plan (its rows and loads).
 inline const GemvBuild& gemv_build(const AutoPlan& plan) { return gemv_build(plan.mt, int(plan.w)); }
-inline bool gemv_has_width(const GemvBuild& b, int64_t columns) {
+inline constexpr bool gemv_has_width(const GemvBuild& b, int64_t columns) {
   for (int i = 0; i < b.widths; ++i)
     if (b.columns[i] == columns) return true;
   return false;

@@ -130,7 +130,7 @@ AutoTable AutoTable::parse(const std::string& text) {
         !(tile || transposed || cutlass || streamk || skinny || gemv || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
                                   "<split_tile|pipelined|warptile> rows splits', '<NN|NT> m n k skinny " +
-                                  "<0|32|128> splits', 'NT m n k gemv <2|8> 1', 'NN m n k " +
+                                  "<0|32|128> splits', 'NT m n k gemv <2|4|8> 1', 'NN m n k " +
                                   "transposed 0 1', '<NN|NT|TN|TT> m n k cutlass 0 1' or 'NT m n k " +
                                   "streamk 0 1', got '" + line + "'");
     }
