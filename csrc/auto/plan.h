@@ -829,11 +829,11 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 // builds (GemvBuild) are each one number of rows and one load width, float4s where B's lines
 // are 16-byte aligned, single floats elsewhere:
 // - 1 and 4 rows on float4s, a warp's 32 lanes along k, four blocks an SM (64 registers a
-//   thread), on blocks of 8 columns for one row, 4 for 4 rows (more loads in flight per lane:
-//   as many registers as a row's, 4 x 4 floats of B against 4 x 4 of A), or 2 (more blocks,
-//   for outputs of few columns);
-// - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns (with four,
-//   their columns' bounds spill: one row's single floats run this build too);
+//   thread: twice the loads of B in flight of two), on blocks of 2 columns (more blocks, for
+//   outputs of few columns) and of the most columns whose accumulators, A and float4s of B
+//   fit those registers without spilling: 8 for one row, 4 for 4 rows;
+// - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns (at four an
+//   SM their columns' bounds spill: one row's single floats run this build too);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
 //   share, on blocks of 8 columns, two an SM.
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
