@@ -56,7 +56,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         if plan.kernel.startswith("skinny"):
             assert m <= _C.skinny_max_m(b_k), where
             continue
-        if plan.kernel == "gemv":  # up to 4 rows of a K-major B's product, K whole
+        if plan.kernel == "gemv":  # up to 8 rows of a K-major B's product, K whole
             assert plan.nw in _C.gemv_columns(m, b_k, plan.w == 4) and plan.splits == 1 and plan.k_slice == k, where
             assert plan.w == 1 or b_vec, where
             continue
@@ -192,7 +192,7 @@ def test_gemv_features_are_its_own():
     assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
     # A block or load width the kernel is not built for has no features (no estimate), nor
     # a build of other rows than the problem's (one row's float4s run the one-row build, its
-    # single floats the 4-row one's).
+    # single floats the single-float build of up to 4 rows).
     for mt, nw, w, m in ((4, 0, 4, 4), (4, 8, 4, 4), (4, 4, 1, 4), (1, 4, 4, 1), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
                          (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9), (4, 8, 4, 1),
                          (1, 8, 1, 1), (1, 8, 4, 2)):

@@ -75,7 +75,8 @@ struct ExactModel {
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
 // features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
-// random samples hold few products of 5-8 rows of an aligned W. CUTLASS's tiles' costs per
+// random samples hold few products of 5-8 rows of an aligned W. The 2-4-row float4 build at
+// four blocks an SM is priced by them on its own waves, not refitted either. CUTLASS's tiles' costs per
 // K-major element of A and of B (the third and fourth of each tile's five) are fitted apart,
 // the others held (python -m gemmtiles.exact_fit --kmajor: exact_fit.fit_kmajor), to CUTLASS's
 // kernel on the NN and NT products of random:200:1 with the padded shared-memory tiles of

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 #include <type_traits>
 
 #include "plan.h"
@@ -473,6 +474,11 @@ void launch_gemv_build(const GemmProblem& p, const AutoPlan& plan, cudaStream_t 
 }
 inline void launch_gemv(const GemmProblem& p, const AutoPlan& plan, cudaStream_t stream) {
   static_assert(std::size(kGemvBuilds) == 4, "a launch for each build below");
+  // The planner makes gemv plans of its builds alone (gemv_candidates, table entries, forced
+  // plans among the candidates); any other would run another build's kernel, or leave rows
+  // past its own uncomputed.
+  if (p.M > plan.mt || !gemv_built(int(plan.mt), plan.nw, int(plan.w)))
+    throw std::logic_error("gemmtiles: a gemv plan that no GEMV build takes");
   switch (gemv_build_index(plan.mt, int(plan.w))) {
     case 0: return launch_gemv_build<0>(p, plan, stream);
     case 1: return launch_gemv_build<1>(p, plan, stream);
