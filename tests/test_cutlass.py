@@ -775,7 +775,11 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert any("skinny" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
     elif plan.kernel == "gemv":
-        assert any("gemv_kmajor" in x for x in names), (plan, names)
+        # The build of the plan's rows and loads, on its block width: the kernel's MT, NB (columns
+        # per group of lanes: 32 lanes along k up to 4 rows, groups of 8 for 8) and W.
+        lanes = 8 if plan.mt == 8 else 32
+        built = f"gemv_kmajor_kernel<{plan.mt}, {plan.nw * lanes // 32}, {plan.w}, {lanes}, "
+        assert any(built in x for x in names), (plan, names)
         assert not any("cutlass" in x or "skinny" in x for x in names), (plan, names)
     elif plan.kernel == "split_tile":  # gemmtiles' own tiles: the pipelined kernel or warptile's
         assert any("async_tile" in x or "warptile" in x for x in names), (plan, names)
