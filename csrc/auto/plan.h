@@ -832,8 +832,9 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 //   thread: twice the loads of B in flight of two), on blocks of 2 columns (more blocks, for
 //   outputs of few columns) and of the most columns whose accumulators, A and float4s of B
 //   fit those registers without spilling: 8 for one row, 4 for 4 rows;
-// - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns (at four an
-//   SM their columns' bounds spill: one row's single floats run this build too);
+// - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns, one row's
+//   single floats too (in the one-row build at four blocks an SM, their columns' bounds
+//   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
 //   share, on blocks of 8 columns, two an SM.
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
