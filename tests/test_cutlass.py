@@ -217,7 +217,7 @@ def test_a_tables_gemv_entry_runs_gemv():
         for cols in widths:
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
-    # One row: float4s on the one-row build, single floats on the 4-row build.
+    # One row: float4s on the one-row build, single floats on the single-float build of up to 4 rows.
     for cols in (2, 8):
         for b_vec, rows, w in ((True, 1, 4), (False, 4, 1)):
             plan = _C.auto_plan(1, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(1, 4096, 4096, cols), True, True)
