@@ -68,16 +68,21 @@ class Shape:
 # [128, 16384], any integer; layouts NN, NT and TN alike; one product in RANDOM_BMM_SHARE a
 # batch of 2-64 products with a B of their own (torch.bmm); at most RANDOM_MAX_MACS
 # multiply-adds a product (a larger draw is drawn again). Tune on one seed, report on another.
+# ``random:N:SEED:aligned`` rounds the same draws up to the sizes models use: N and K to a
+# multiple of RANDOM_ALIGN_NK, M from 9 rows to a multiple of RANDOM_ALIGN_M (a decode step's
+# 1-8 rows kept), so that a cost model tuned on it sees the aligned operands' fast paths.
 RANDOM_M = (1, 8192)
 RANDOM_NK = (128, 16384)
 RANDOM_BATCH = (2, 64)
 RANDOM_BMM_SHARE = 6
 RANDOM_MAX_MACS = 2 ** 37
 RANDOM_DEFAULT_N, RANDOM_DEFAULT_SEED = 120, 0
+RANDOM_ALIGN_NK, RANDOM_ALIGN_M = 64, 8
 
 
-def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED) -> list[Shape]:
-    """`count` shapes of the random sample drawn with `seed` (the same list on every machine)."""
+def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED, aligned: bool = False) -> list[Shape]:
+    """`count` shapes of the random sample drawn with `seed` (the same list on every machine);
+    `aligned`: the same draws rounded up to aligned sizes (RANDOM_ALIGN_NK, RANDOM_ALIGN_M)."""
     import math
     import random
 
@@ -86,31 +91,40 @@ def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED
     def log_uniform(lo: int, hi: int) -> int:
         return min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
 
+    def up(x: int, step: int) -> int:
+        return -(-x // step) * step
+
     shapes = []
     while len(shapes) < count:
         m, n, k = log_uniform(*RANDOM_M), log_uniform(*RANDOM_NK), log_uniform(*RANDOM_NK)
         layout = rng.choice(LAYOUTS)
         bmm = rng.randrange(RANDOM_BMM_SHARE) == 0
         batch = log_uniform(*RANDOM_BATCH) if bmm else 1
-        shape = Shape(m, n, k, layout, group=f"random:{seed}", batch=batch, bmm=bmm)
+        if aligned:
+            m = m if m <= RANDOM_ALIGN_M else up(m, RANDOM_ALIGN_M)
+            n, k = up(n, RANDOM_ALIGN_NK), up(k, RANDOM_ALIGN_NK)
+        group = f"random:{seed}" + (":aligned" if aligned else "")
+        shape = Shape(m, n, k, layout, group=group, batch=batch, bmm=bmm)
         if shape.macs <= RANDOM_MAX_MACS:
             shapes.append(shape)
     return shapes
 
 
 def _random_spec(spec: str):
-    """(count, seed) of a ``random[:N[:SEED]]`` spec, or None for any other spec."""
+    """(count, seed, aligned) of a ``random[:N[:SEED[:aligned]]]`` spec, or None for any other
+    spec."""
     head, *rest = spec.split(":")
     if head != "random":
         return None
+    expected = f"--shapes {spec!r}: expected random[:N[:SEED[:aligned]]] with whole numbers N >= 1 and SEED"
     try:
         count = int(rest[0]) if rest else RANDOM_DEFAULT_N
         seed = int(rest[1]) if len(rest) > 1 else RANDOM_DEFAULT_SEED
     except ValueError:
-        raise ValueError(f"--shapes {spec!r}: expected random[:N[:SEED]] with whole numbers") from None
-    if len(rest) > 2 or count < 1:
-        raise ValueError(f"--shapes {spec!r}: expected random[:N[:SEED]] with N >= 1")
-    return count, seed
+        raise ValueError(expected) from None
+    if len(rest) > 3 or (len(rest) == 3 and rest[2] != "aligned") or count < 1:
+        raise ValueError(expected)
+    return count, seed, len(rest) == 3
 
 
 def shape_set(name: str, device_type: str) -> list[Shape]:
@@ -729,7 +743,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--tiers", default="all", help="comma-separated tier names, or 'all' (default)")
     p.add_argument("--shapes", default="all",
                    help="squares, odd, transformer, linear, small, batched, model, all (default), "
-                        "random[:N[:SEED]] (N shapes drawn with SEED, summarised as a distribution), or "
+                        "random[:N[:SEED[:aligned]]] (N shapes drawn with SEED, summarised as a distribution; "
+                        "aligned: the same draws rounded up to multiples of 64 columns and depth, 8 rows), or "
                         "[BATCHx]MxNxK[:NT|:TN],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)

@@ -202,7 +202,18 @@ def test_random_sample_is_the_distribution_asked_for():
     assert all(s.batch == 1 for s in shapes if not s.bmm)
     # Log-uniform: about as many rows in [1, 90] as in [91, 8192].
     assert 0.35 < sum(s.m <= 90 for s in shapes) / len(shapes) < 0.65
-    for bad in ("random:0", "random:x", "random:5:y", "random:1:2:3"):
+    # The aligned sample: the same draws, rounded up (a decode step's 1-8 rows kept).
+    aligned = bench.shape_set("random:300:5:aligned", "cuda")
+    kept = [(s, a) for s, a in zip(shapes, aligned) if (s.layout, s.bmm, s.batch) == (a.layout, a.bmm, a.batch)]
+    assert len(kept) >= len(aligned) * 0.9  # a draw past the cap after rounding is drawn again
+    assert all(a.n % bench.RANDOM_ALIGN_NK == 0 and a.k % bench.RANDOM_ALIGN_NK == 0 for a in aligned)
+    assert all(a.m <= bench.RANDOM_ALIGN_M or a.m % bench.RANDOM_ALIGN_M == 0 for a in aligned)
+    assert all(a.macs <= bench.RANDOM_MAX_MACS for a in aligned)
+    a0, s0 = aligned[0], shapes[0]
+    assert (a0.n - s0.n) in range(bench.RANDOM_ALIGN_NK) and (a0.k - s0.k) in range(bench.RANDOM_ALIGN_NK)
+    assert any(a.m <= bench.RANDOM_ALIGN_M and a.m % 2 for a in aligned)  # odd few-row products stay
+    assert all(a.group == "random:5:aligned" for a in aligned)
+    for bad in ("random:0", "random:x", "random:5:y", "random:1:2:3", "random:1:2:aligned:4", "random:1:2:Aligned"):
         with pytest.raises(ValueError, match="random"):
             bench.shape_set(bad, "cuda")
     with pytest.raises(ValueError, match="sized for a GPU"):
