@@ -94,6 +94,7 @@ def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED
     def up(x: int, step: int) -> int:
         return -(-x // step) * step
 
+    group = f"random:{seed}" + (":aligned" if aligned else "")
     shapes = []
     while len(shapes) < count:
         m, n, k = log_uniform(*RANDOM_M), log_uniform(*RANDOM_NK), log_uniform(*RANDOM_NK)
@@ -103,7 +104,6 @@ def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED
         if aligned:
             m = m if m <= RANDOM_ALIGN_M else up(m, RANDOM_ALIGN_M)
             n, k = up(n, RANDOM_ALIGN_NK), up(k, RANDOM_ALIGN_NK)
-        group = f"random:{seed}" + (":aligned" if aligned else "")
         shape = Shape(m, n, k, layout, group=group, batch=batch, bmm=bmm)
         if shape.macs <= RANDOM_MAX_MACS:
             shapes.append(shape)
@@ -744,7 +744,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--shapes", default="all",
                    help="squares, odd, transformer, linear, small, batched, model, all (default), "
                         "random[:N[:SEED[:aligned]]] (N shapes drawn with SEED, summarised as a distribution; "
-                        "aligned: the same draws rounded up to multiples of 64 columns and depth, 8 rows), or "
+                        f"aligned: the same draws rounded up to multiples of {RANDOM_ALIGN_NK} columns and depth, "
+                        f"{RANDOM_ALIGN_M} rows), or "
                         "[BATCHx]MxNxK[:NT|:TN],...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=20)
