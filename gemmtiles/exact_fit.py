@@ -5,11 +5,13 @@ every candidate `_C.exact_candidates` lists for each shape of a random sample, f
 the auto op (`_C.force_auto_plan`), and writes the timings as CSV; this module reads them, takes each candidate's features from the C++ model
 itself (`_C.exact_features`), and fits the parameters by non-negative least squares of the
 relative error. `check` scores a parameter vector on another sample: the speed of the
-candidate it picks, and of the best one, against cuBLAS. `fit_gemv`, `fit_kmajor` and
-`fit_skinny` fit one part of the parameters alone (the GEMV kernel's, CUTLASS's costs per
-K-major element, the skinny kernels'), the others held at this GPU's model (`gpu_model`).
+candidate it picks, and of the best one, against cuBLAS. `fit_gemv`, `fit_kmajor`,
+`fit_skinny`, `fit_tile` and `fit_own` fit one part of the parameters alone (the GEMV kernel's,
+CUTLASS's costs per K-major element, the skinny kernels', one CUTLASS tile's, gemmtiles' own
+tiles'), the others held at this GPU's model (`gpu_model`).
 
-    python -m gemmtiles.exact_fit candidates.csv [--sms 132] [--gemv | --kmajor | --skinny]
+    python -m gemmtiles.exact_fit candidates.csv [more.csv ...] [--sms 132]
+        [--gemv | --kmajor | --skinny | --tile RxCxW | --own]
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "gpu_model", "table_model",
+__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "fit_tile", "fit_own", "gpu_model", "table_model",
            "scaled_model", "candidates", "check", "rank_us", "planned", "model_line", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
@@ -45,8 +47,8 @@ def candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True, param
     listed = _C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)
     if params is None:
         return listed
-    return [(plan, sum(f * p for f, p in zip(_C.exact_features(*plan, M, N, K, batch, a_kmajor, b_kmajor, sms),
-                                             params)))
+    return [(plan, sum(f * p for f, p in zip(_C.exact_features(*plan, M, N, K, batch, a_kmajor, b_kmajor, sms,
+                                                                a_vec, b_vec), params)))
             for plan, _ in listed]
 
 
@@ -187,16 +189,21 @@ def problems(rows: dict, sms: int):
             us = timed(plan.kernel, plan.mt, plan.nw, plan.splits, plan.w)
             if us is not None:
                 cands.append((plan, _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
-                                                      plan.k_slice, mm, n, k, bb, a_k, b_k, sms), us))
+                                                      plan.k_slice, mm, n, k, bb, a_k, b_k, sms, a_vec, b_vec), us))
         if cands:
             out[key] = {"cublas": timed("cublas"), "auto": timed("auto"), "candidates": cands}
     return out
 
 
-# The layout of the parameter vector (csrc/auto/exact_model.h): global features, then per tile
+# The layout of the parameter vector (csrc/auto/exact_model.h): global features (the last two:
+# the split tiles' edge blocks' serial iterations, of the 32-row and the 64-row tile), then per tile
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
 # SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's.
-GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 6, 5, 8, 2, 5
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 8, 5, 8, 2, 5
+
+
+# Microseconds per million FMAs on one SM at its peak (128 FMAs a clock) at the H100's 1980 MHz.
+_PEAK_US_PER_MFMA = 1e6 / (128 * 1980.0)
 
 
 def _tiles() -> int:
@@ -214,7 +221,7 @@ def fit(probs: dict, clock_mhz: float = 1980.0) -> list[float]:
     y = np.array([us for p in probs.values() for _, _, us in p["candidates"]])
     lower = np.zeros(x.shape[1])
     for t in range(_tiles()):  # microseconds per million FMAs on one SM, at least the peak's
-        lower[GLOBAL_FEATURES + PER_TILE * t + 1] = 1e6 / (128 * clock_mhz * 1e6) * 1e6
+        lower[GLOBAL_FEATURES + PER_TILE * t + 1] = _PEAK_US_PER_MFMA * 1980.0 / clock_mhz
     used = np.abs(x).sum(axis=0) > 0
     params = np.array(gpu_model())
     sol = lsq_linear(x[:, used] / y[:, None], np.ones(len(y)), bounds=(lower[used], np.inf)).x
@@ -300,10 +307,11 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     return _fit_columns(probs, params, [g0, g0 + 2, g0 + 3, g0 + 4], takes).tolist()
 
 
-def _fit_columns(probs: dict, params, cols, takes):
+def _fit_columns(probs: dict, params, cols, takes, lower=None):
     """`params` (a numpy vector, changed in place) with the columns `cols` alone fitted to the
     measured candidates `takes(plan, features)` admits (least squares of the relative error,
-    >= 0, numpy alone: _nnls_small), every other parameter held."""
+    >= 0, numpy alone: _nnls_small; with `lower`, each column's bound, scipy's lsq_linear, for
+    more columns than _nnls_small's subsets take), every other parameter held."""
     import numpy as np
 
     cols = np.asarray(cols)
@@ -318,7 +326,12 @@ def _fit_columns(probs: dict, params, cols, takes):
     if x:
         x, y = np.array(x), np.array(y)
         used = np.abs(x).sum(axis=0) > 0
-        params[cols[used]] = _nnls_small(x[:, used], y)
+        if lower is None:
+            params[cols[used]] = _nnls_small(x[:, used], y)
+        else:
+            from scipy.optimize import lsq_linear
+
+            params[cols[used]] = lsq_linear(x[:, used], y, bounds=(np.asarray(lower)[used], np.inf)).x
     return params
 
 
@@ -354,6 +367,23 @@ def fit_tile(probs: dict, tile: int, params: list[float] | None = None) -> list[
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     cols = [GLOBAL_FEATURES + PER_TILE * tile + i for i in range(PER_TILE)]
     return _fit_columns(probs, params, cols, lambda plan, f: plan.kernel == "cutlass" and f[0] > 0).tolist()
+
+
+def fit_own(probs: dict, params: list[float] | None = None) -> list[float]:
+    """gemmtiles' own tiles' parameters (the split tiles' and the pipelined tile's five each,
+    and the split tiles' edge costs) alone fitted to their measured candidates (least squares of
+    the relative error, >= 0), every other parameter held: fit on samples that hold products of
+    tile-multiple sizes and aligned operands (random:N:SEED:aligned) beside the plain one, whose
+    odd sizes make nearly every split tile an edge-block one."""
+    import numpy as np
+
+    params = np.array(params if params is not None else gpu_model(), dtype=float)
+    own0 = len(_C.cutlass_tiles())
+    cols = [GLOBAL_FEATURES - 2, GLOBAL_FEATURES - 1]
+    cols += [GLOBAL_FEATURES + PER_TILE * t + i for t in range(own0, _tiles()) for i in range(PER_TILE)]
+    lower = [_PEAK_US_PER_MFMA if (c - GLOBAL_FEATURES) % PER_TILE == 1 and c >= GLOBAL_FEATURES else 0.0
+             for c in cols]
+    return _fit_columns(probs, params, cols, lambda plan, f: plan.kernel == "split_tile", lower).tolist()
 
 
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
@@ -395,7 +425,7 @@ def model_line(params: list[float], digits: int = 6) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gemmtiles.exact_fit", description=__doc__.splitlines()[0])
-    p.add_argument("train", help="candidates CSV of the training sample")
+    p.add_argument("train", nargs="+", help="candidates CSVs of the training sample (several: their shapes together)")
     p.add_argument("--check", help="candidates CSV of a sample drawn with another seed")
     p.add_argument("--holdout", action="store_true",
                    help="fit on every other shape of the training sample and check on the rest")
@@ -410,11 +440,16 @@ def main(argv=None) -> int:
     part_of.add_argument("--tile", metavar="RxCxW",
                          help="fit one CUTLASS tile's parameters alone (fit_tile), rows x columns x warps, "
                               "the others held")
+    part_of.add_argument("--own", action="store_true",
+                         help="fit gemmtiles' own tiles' parameters alone (fit_own), the others held")
     p.add_argument("--table-out", metavar="FILE",
                    help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
                         "line alone")
     args = p.parse_args(argv)
-    train = problems(load(args.train), args.sms)
+    rows = {}
+    for path in args.train:
+        rows.update(load(path))
+    train = problems(rows, args.sms)
 
     def done(params) -> int:
         print("params:", ", ".join(f"{x:.6g}" for x in params))
@@ -424,12 +459,12 @@ def main(argv=None) -> int:
             print("wrote", args.table_out)
         return 0
 
-    if args.gemv or args.kmajor or args.skinny or args.tile:
+    if args.gemv or args.kmajor or args.skinny or args.tile or args.own:
         if args.tile:
             tile = tile_index(*(int(x) for x in args.tile.split("x")))
             part = lambda probs: fit_tile(probs, tile)  # noqa: E731
         else:
-            part = fit_gemv if args.gemv else fit_kmajor if args.kmajor else fit_skinny
+            part = fit_gemv if args.gemv else fit_kmajor if args.kmajor else fit_own if args.own else fit_skinny
         keys = sorted(train)
         for name, fit_on, rest in (("A", keys[::2], keys[1::2]), ("B", keys[1::2], keys[::2])):
             params = part({k: train[k] for k in fit_on})

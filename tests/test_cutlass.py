@@ -179,6 +179,32 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
     assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
 
 
+def test_split_tiles_price_their_edge_blocks():
+    # The split tiles on warptile's kernel load float4 slices only in blocks inside the matrix
+    # with aligned operands: where any block is an edge block, their serial iterations count
+    # again (the 32-row tile's in global feature 6, the 64-row one's in 7); the 64-row tile on
+    # the pipelined kernel (M >= 64, N >= 128, B's lines aligned or K-major) has none.
+    g = exact_fit.GLOBAL_FEATURES
+
+    def edges(mt, m, n, b_k=False, a_vec=True, b_vec=True):
+        f = _C.exact_features("split_tile", mt, 128, 1, 4, 1024, m, n, 4096, 1, True, b_k, H100_SMS, a_vec, b_vec)
+        serial = f[g + exact_fit.PER_TILE * (len(_C.cutlass_tiles()) + (mt == 64))]
+        assert serial > 0
+        assert f[g - 2 + (mt == 64)] in (0, serial) and f[g - 1 - (mt == 64)] == 0
+        return f[g - 2 + (mt == 64)] > 0
+
+    assert not edges(32, 64, 4096)
+    assert edges(32, 40, 4096) and edges(32, 64, 4000) and edges(32, 64, 4096, a_vec=False)
+    assert edges(32, 64, 4096, b_vec=False)
+    assert not edges(64, 64, 4096) and not edges(64, 100, 4000) and not edges(64, 100, 4001, b_k=True, b_vec=False)
+    assert not edges(64, 128, 4096, a_vec=False)  # the pipelined kernel loads a K-major A by floats
+    assert edges(64, 40, 4096) and edges(64, 100, 4001, b_vec=False) and edges(64, 32, 4096, b_k=True)
+    # Without the alignment flags, aligned operands (the bench's contiguous ones of sizes a
+    # multiple of 4).
+    assert _C.exact_features("split_tile", 32, 128, 1, 4, 1024, 64, 4096, 4096, 1, True, False, H100_SMS) == \
+        _C.exact_features("split_tile", 32, 128, 1, 4, 1024, 64, 4096, 4096, 1, True, False, H100_SMS, True, True)
+
+
 def test_gemv_features_are_its_own():
     # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
     # price it, and no other kernel's.
@@ -805,7 +831,8 @@ def _scaled_parts(params):
     c0 = g0 - exact_fit.COPY
     s0 = c0 - exact_fit.SKINNY
     dram = {4, s0 + 1, c0 + 1, g0 + 1}  # operands' bytes, B streamed by skinny and GEMV, copies
-    sm = {5, *range(exact_fit.GLOBAL_FEATURES, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4}
+    # split blocks per SM, the split tiles' edge iterations, every tile's parameters
+    sm = {*range(5, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4}
     return dram, sm
 
 

@@ -21,7 +21,11 @@
 //    then runs (TN, CUTLASS's fastest layout, where no K-major operand is left).
 //  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
 //    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
-//    reduction's launch).
+//    reduction's launch). The 32- and 64-row split tiles on warptile's kernel load whole float4
+//    slices only in blocks inside the matrix with 16-byte aligned operands, and the others
+//    element by element: where any block is such an edge block (a row or column of tiles cut
+//    by M or N, or an unaligned operand), their serial iterations cost again (the 64-row tile
+//    on the pipelined kernel, which moves its edge tiles back inside the matrix, has none).
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
 //    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
@@ -46,14 +50,16 @@ inline constexpr int kExactTiles = 10, kOwnTile0 = 7;
 // Blocks of each tile an SM holds at once (registers and shared memory).
 inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 16, 6, 3, 2};
 // Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
-// reduction), partial tiles' MB, operands' MB, split blocks per SM; then per tile its serial
-// iterations, its FMAs per SM, its K-major A's and B's elements copied per SM, and its waves.
-inline constexpr int kGlobalFeatures = 6, kPerTileFeatures = 5;
+// reduction), partial tiles' MB, operands' MB, split blocks per SM, the serial iterations of
+// the 32-row and of the 64-row split tile on warptile's kernel where it runs edge blocks; then
+// per tile its serial iterations, its FMAs per SM, its K-major A's and B's elements copied per
+// SM, and its waves.
+inline constexpr int kGlobalFeatures = 8, kPerTileFeatures = 5;
 inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 8;
 inline constexpr int kGemvFeatures = 5;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2-edges";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -76,7 +82,11 @@ struct ExactModel {
 // exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
 // features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
 // random samples hold few products of 5-8 rows of an aligned W. The 2-4-row float4 build at
-// four blocks an SM is priced by them on its own waves, not refitted either. CUTLASS's tiles' costs per
+// four blocks an SM is priced by them on its own waves, not refitted either. gemmtiles' own
+// tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
+// apart, the others held (python -m gemmtiles.exact_fit --own: exact_fit.fit_own), to their
+// candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose
+// operands the models' sizes align), on an H200 (costs inside the SM). CUTLASS's tiles' costs per
 // K-major element of A and of B (the third and fourth of each tile's five) are fitted apart,
 // the others held (python -m gemmtiles.exact_fit --kmajor: exact_fit.fit_kmajor), to CUTLASS's
 // kernel on the NN and NT products of random:200:1 with the padded shared-memory tiles of
@@ -85,7 +95,7 @@ struct ExactModel {
 // gemmtiles.exact_fit --tile 32x32x2: exact_fit.fit_tile), to CUTLASS's kernel on that tile
 // over every product of random:200:1, on the same H200.
 inline constexpr ExactModel kExactModel{
-    {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561,
+    {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561, 0.191736, 0.18934,
      0.138073, 4.36313, 43.3952, 0, 6.44217,
      0.171855, 4.20158, 2.9199, 0, 1.82696,
      0.236593, 4.35952, 0, 0, 0.0813068,
@@ -93,9 +103,9 @@ inline constexpr ExactModel kExactModel{
      0.256641, 4.56295, 0, 10.4892, 0.464444,
      0.181453, 5.57626, 0, 32.6944, 0,
      0.0840502, 7.59166, 7.47806, 35.6366, 0,
-     0.652139, 4.43743, 0.123283, 4.4091, 4.4752,
-     0.261992, 4.49901, 0.0756889, 0, 5.50731,
-     0.423884, 3.94571, 0, 11.7391, 9.77315},
+     0.429049, 3.94571, 0, 0.291266, 4.81288,
+     0.121161, 4.81365, 0.0882021, 0, 5.21978,
+     0.391996, 3.94571, 0, 41.0293, 8.26077},
     {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156},
     {3.10046, 0.351452},
     {3.87418, 0.333391, 0, 0.522322, 38.4474}};
@@ -120,8 +130,7 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
   const double sm = clock_khz > 0 ? kExactModelClockKhz / clock_khz : 1.0;
   const double dram = dram_khz > 0 && bus_bits > 0 ? kExactModelDramKhz * kExactModelBusBits / (dram_khz * bus_bits) : 1.0;
   m.cutlass[4] *= dram;  // operands' MB
-  m.cutlass[5] *= sm;    // split blocks per SM
-  for (int i = kGlobalFeatures; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;
+  for (int i = 5; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;  // split blocks per SM, edges, tiles
   m.skinny[1] *= dram;  // B's MB over the SMs it streams through
   for (const int i : {2, 5, 6, 7}) m.skinny[i] *= sm;
   m.copy[1] *= dram;
@@ -133,10 +142,11 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
 inline int64_t exact_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The features of tile `tile` (rows bm x cols bn) on an M x N x K product, `batch` of them
-// (each data-parallel: splits 1), K in `splits` slices, on `sms` SMs.
+// (each data-parallel: splits 1), K in `splits` slices, on `sms` SMs; edges: a split tile on
+// warptile's kernel that runs edge blocks (split_tile_edges in auto/plan.h).
 inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t N, int64_t K, int64_t batch,
                                                              bool a_kmajor, bool b_kmajor, int tile, int bm, int bn,
-                                                             int64_t splits, int64_t sms) {
+                                                             int64_t splits, int64_t sms, bool edges = false) {
   std::array<double, kCutlassFeatures> f{};
   sms = std::max<int64_t>(1, sms);
   splits = std::max<int64_t>(1, splits);
@@ -157,6 +167,7 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   f[5] = split ? double(blocks) / double(sms) : 0;
   double* t = f.data() + kGlobalFeatures + kPerTileFeatures * tile;
   t[0] = waves * per_block;
+  if (edges && (tile == kOwnTile0 || tile == kOwnTile0 + 1)) f[6 + tile - kOwnTile0] = t[0];
   const double per_sm = waves * per_block * held * 8 / 1e6;  // k steps an SM runs, in millions
   t[1] = per_sm * bm * bn;
   t[2] = a_kmajor ? per_sm * bm : 0;

@@ -966,10 +966,20 @@ inline bool cutlass_entry_launches(int64_t batch, int64_t splits) { return batch
 // the model does not cover.
 inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2 + kGemvFeatures;
 inline constexpr int kGemvFeature0 = kCutlassFeatures + kSkinnyFeatures + 2;
+// Whether a split tile plan runs on warptile's kernel with edge blocks, which load element by
+// element (exact_model.h): the 32-row tile, and the 64-row one where the pipelined kernel does not
+// take the operands (launch_auto_plan in auto/launch.cuh), with a row or column of tiles cut by M
+// or N, or an operand's lines not 16-byte aligned (a_vec, b_vec).
+inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool b_kmajor, bool a_vec, bool b_vec) {
+  if (plan.mt != 32 && plan.mt != 64) return false;
+  if (plan.mt == 64 && async_tile_ok(M, N, true, true, b_kmajor, b_vec, kAsyncTile64)) return false;
+  return !(a_vec && b_vec && M % plan.mt == 0 && N % plan.nw == 0);
+}
+
 inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(const AutoPlan& plan, int64_t M,
                                                                               int64_t N, int64_t K, int64_t batch,
                                                                               bool a_kmajor, bool b_kmajor,
-                                                                              int64_t sms) {
+                                                                              int64_t sms, bool a_vec, bool b_vec) {
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
@@ -994,7 +1004,9 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   if (plan.kernel == AutoKernel::kSplitTile) {
     if (plan.nw != 128 || (plan.mt != 32 && plan.mt != 64 && plan.mt != 128)) return std::nullopt;
     const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
-    put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms), 0);
+    put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms,
+                         split_tile_edges(plan, M, N, b_kmajor, a_vec, b_vec)),
+        0);
     return f;
   }
   const bool ca = copies_a(plan.kernel), cb = copies_b(plan.kernel);
@@ -1037,9 +1049,9 @@ inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
 // The estimate of a plan by the exact-kernel model, in microseconds; infinity for a plan the
 // model does not cover.
 inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
-                            bool b_kmajor, int64_t sms,
+                            bool b_kmajor, int64_t sms, bool a_vec, bool b_vec,
                             const std::array<double, kExactModelSize>& params = exact_model_params()) {
-  const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+  const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec);
   return f ? exact_estimate_us(*f, params) : 1e300;
 }
 
@@ -1111,7 +1123,7 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
   const std::array<double, kExactModelSize> params = exact_model_params(exact);
   double best_rank = 1e300;
   for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
-    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, params);
+    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec, params);
     const double rank = exact_rank_us(plan, us);
     if (rank < best_rank) best = plan, best_us = us, best_rank = rank;
   }

@@ -623,7 +623,7 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   for (const gemmtiles::AutoPlan& plan :
        gemmtiles::exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
     PyObject* p = plan_object(type, plan);
-    const double us = gemmtiles::exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+    const double us = gemmtiles::exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec);
     PyObject* item = p ? Py_BuildValue("(Nd)", p, us) : nullptr;
     if (!item || PyList_Append(list, item) < 0) {
       Py_XDECREF(item);
@@ -635,18 +635,18 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   return list;
 }
 
-// gemmtiles._C.exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms)
-// -> [float]: the cost model's features of that plan (plan.h, exact_plan_features; zeros for a
-// plan the model does not cover), for the fit;
+// gemmtiles._C.exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms,
+// a_vec=True, b_vec=True) -> [float]: the cost model's features of that plan (plan.h,
+// exact_plan_features; zeros for a plan the model does not cover), for the fit;
 // gemmtiles._C.exact_model(clock_khz=0, dram_khz=0, bus_bits=0) -> [float]: its parameters, in
 // the same order: as fitted, or as auto scales them to a GPU of that SM clock and DRAM where
 // its table has no fit of its own (scaled_exact_model; 0: that part as fitted).
 PyObject* py_exact_features(PyObject*, PyObject* args) {
   const char* kernel;
-  int mt, nw, w, a_kmajor, b_kmajor;
+  int mt, nw, w, a_kmajor, b_kmajor, a_vec = 1, b_vec = 1;
   long long splits, k_slice, M, N, K, batch, sms;
-  if (!PyArg_ParseTuple(args, "siiiLLLLLLppL", &kernel, &mt, &nw, &w, &splits, &k_slice, &M, &N, &K, &batch,
-                        &a_kmajor, &b_kmajor, &sms))
+  if (!PyArg_ParseTuple(args, "siiiLLLLLLppL|pp", &kernel, &mt, &nw, &w, &splits, &k_slice, &M, &N, &K, &batch,
+                        &a_kmajor, &b_kmajor, &sms, &a_vec, &b_vec))
     return nullptr;
   const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
   if (!k) {
@@ -654,7 +654,7 @@ PyObject* py_exact_features(PyObject*, PyObject* args) {
     return nullptr;
   }
   const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
-  const auto features = gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms);
+  const auto features = gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec);
   return double_list(features.value_or(std::array<double, gemmtiles::kExactModelSize>{}));
 }
 PyObject* py_forced_plan_refused(PyObject*, PyObject*) { return PyBool_FromLong(gemmtiles::forced_plan_refused()); }
@@ -790,7 +790,8 @@ PyMethodDef methods[] = {
      "exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True): [(AutoPlan, estimate_us)], the exact "
      "kernels auto weighs where CUTLASS's run the problem."},
     {"exact_features", py_exact_features, METH_VARARGS,
-     "exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms): the cost "
+     "exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec=True, "
+     "b_vec=True): the cost "
      "model's features of a plan."},
     {"forced_plan_refused", py_forced_plan_refused, METH_NOARGS,
      "forced_plan_refused(): whether a call since the last force_auto_plan ran auto's own plan, the forced one "
