@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool): CUTLASS's wheel from .whl/ if carried,
 # the build from source, then the steps named, each logged; the logs come back as $OUT/logs.tgz.
-#   steps: tests quick cands refit-kmajor refit-skinny refit-tile skinny-rows sets-PRECISION random-PRECISION
+#   steps: tests quick cands refit-kmajor refit-skinny refit-tile refit-own skinny-rows sets-PRECISION random-PRECISION
 #   model-PRECISION[-OURS]
 #   (skinny-rows: scripts/skinny_rows.cu, the row-major-B skinny kernels against cuBLAS, ROWS_N shapes of ROWS_SEED)
-#   (refit-kmajor, refit-skinny, refit-tile: CUTLASS's K-major copy costs, the skinny kernels' parameters
-#   or those of CUTLASS's tile TILE (rows x columns x warps, 32x32x2) refitted on this GPU,
-#   exact_fit.fit_kmajor, fit_skinny or fit_tile, and the steps after it run on a table that holds
-#   that model line alone)
+#   (refit-kmajor, refit-skinny, refit-tile, refit-own: CUTLASS's K-major copy costs, the skinny kernels'
+#   parameters, those of CUTLASS's tile TILE (rows x columns x warps, 32x32x2) or gemmtiles' own tiles'
+#   refitted on this GPU, exact_fit.fit_kmajor, fit_skinny, fit_tile or fit_own, and the steps after it
+#   run on a table that holds that model line alone)
 #   (quick: pytest on PYTEST_ARGS, default tests/test_auto.py, and -k "$PYTEST_K" if set)
 #   (PRECISION: torch's highest, high, medium; OURS: gemmtiles' none, ieee, tf32, tf32x3)
 set -u
@@ -66,21 +66,26 @@ for step in "$@"; do
         start=$((last + 1))
       done
       grep -v '^shape ' "$LOGS/cands.txt" | tail -3 ;;
-    refit-kmajor|refit-skinny|refit-tile)  # one part of the cost model refitted on this GPU, the others held at the
-      # model auto uses here (exact_fit.gpu_model: an earlier refit step's table, else the shipped fit
+    refit-kmajor|refit-skinny|refit-tile|refit-own)  # one part of the cost model refitted on this GPU, the others
+      # held at the model auto uses here (exact_fit.gpu_model: an earlier refit step's table, else the shipped fit
       # scaled to this GPU): CUTLASS's kernel on the NN and NT products of the training sample
-      # (kmajor), or the skinny kernels on its products of up to 16 rows (skinny), timed straight into $OUT
+      # (kmajor), the skinny kernels on its products of up to 16 rows (skinny), or gemmtiles' split tiles on
+      # its products of 9-2048 rows and on those of its aligned draws (own), timed straight into $OUT
       part=${step#refit-}
       fit=(--"$part")
+      sample="random:${CAND_N:-200}:${CAND_SEED:-1}"
       if [ "$part" = kmajor ]; then
         pick=(--layouts NN,NT --exact-kernels cutlass --splits 1,2,4,8,16)
       elif [ "$part" = tile ]; then
         pick=(--exact-kernels cutlass --tiles "${TILE:-32x32x2}")
         fit=(--tile "${TILE:-32x32x2}")
+      elif [ "$part" = own ]; then
+        pick=(--min-rows 9 --max-rows 2048 --kernels split_tile)
+        sample="$sample,$sample:aligned"
       else
         pick=(--max-rows 16 --kernels skinny)
       fi
-      timeout "${CAND_S:-150}" python3 scripts/measure_candidates.py --shapes "random:${CAND_N:-200}:${CAND_SEED:-1}" \
+      timeout "${CAND_S:-150}" python3 scripts/measure_candidates.py --shapes "$sample" \
         "${pick[@]}" --repeats 3 --out "$OUT/cands-$part.csv" 2>"$LOGS/$step.err"
       tail -1 "$LOGS/$step.err"
       unset GEMMTILES_AUTO_TABLES
