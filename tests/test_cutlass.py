@@ -40,17 +40,17 @@ def _problems(count, seed):
     for _ in range(count):
         m, n, k = log_uniform(1, 20000), log_uniform(1, 20000), log_uniform(1, 40000)
         batch = 1 if rng.random() < 0.8 else log_uniform(2, 64)
-        yield m, n, k, batch, rng.choice(LAYOUTS), rng.random() < 0.8
+        yield m, n, k, batch, rng.choice(LAYOUTS), rng.random() < 0.8, rng.random() < 0.8
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
-    for m, n, k, batch, layout, b_vec in _problems(1000, seed):
+    for m, n, k, batch, layout, b_vec, a_vec in _problems(1000, seed):
         a_k, b_k = layout[0] == "N", layout[1] == "T"
-        plan = _C.auto_plan(m, n, k, batch, b_k, b_vec, H100_SMS, a_k, None, True, True)
-        cands = _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS)
+        plan = _C.auto_plan(m, n, k, batch, b_k, b_vec, H100_SMS, a_k, None, a_vec, True)
+        cands = _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS, a_vec)
         best = exact_fit.planned(cands)  # the least rank, the first of equals, as auto does
-        where = (m, n, k, batch, layout, b_vec)
+        where = (m, n, k, batch, layout, b_vec, a_vec)
         assert tuple(plan) == tuple(best[0]), where
         assert all(us > 0 and math.isfinite(us) for _, us in cands), where
         if plan.kernel.startswith("skinny"):
@@ -62,7 +62,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
             continue
         if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
             assert batch == 1 and plan.nw == 128 and plan.mt in (32, 64, 128), where
-            assert a_k if plan.mt < 128 else _C.async_tile_ok(m, n, a_k, True, b_k, b_vec), where
+            assert a_k if plan.mt < 128 else _C.async_tile_ok(m, n, a_k, a_vec, b_k, b_vec), where
             assert plan.splits == 1 or (k + 7) // 8 // plan.splits >= 4, where
             continue
         assert plan.kernel in CUTLASS_KERNELS, where
@@ -880,6 +880,11 @@ def test_gpu_model_is_the_gpus_table_line_or_the_fit_scaled_to_its_clocks(monkey
     shipped = _C.exact_candidates(16, 4096, 4096, 1, True, True, True, H100_SMS, True)
     assert [tuple(p) for p, _ in by_table] == [tuple(p) for p, _ in shipped]
     assert [e for _, e in by_table] == pytest.approx([1.5 * e for _, e in shipped], rel=1e-9)
+    # The same where the operands' alignment prices the split tiles' edge blocks.
+    for a_vec, b_vec in ((False, True), (True, False)):
+        by_table = exact_fit.candidates(64, 4096, 4096, 1, True, False, b_vec, H100_SMS, a_vec, params)
+        shipped = _C.exact_candidates(64, 4096, 4096, 1, True, False, b_vec, H100_SMS, a_vec)
+        assert [e for _, e in by_table] == pytest.approx([1.5 * e for _, e in shipped], rel=1e-9)
 
 
 def test_more_dram_bandwidth_moves_few_rows_to_the_kernels_that_stream_w():
