@@ -446,9 +446,10 @@ def main(argv=None) -> int:
                    help="also write the fitted parameters' table line (model_line) to FILE, a table of that "
                         "line alone")
     args = p.parse_args(argv)
-    rows = {}
-    for path in args.train:
-        rows.update(load(path))
+    rows = defaultdict(dict)
+    for path in args.train:  # a shape in several files: the candidates of each
+        for key, times in load(path).items():
+            rows[key].update(times)
     train = problems(rows, args.sms)
 
     def done(params) -> int:

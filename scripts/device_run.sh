@@ -82,6 +82,7 @@ for step in "$@"; do
       elif [ "$part" = own ]; then
         pick=(--min-rows 9 --max-rows 2048 --kernels split_tile)
         sample="$sample,$sample:aligned"
+        CAND_S=${CAND_S:-400}  # two samples: the aligned one, timed last, is what the edge costs need
       else
         pick=(--max-rows 16 --kernels skinny)
       fi

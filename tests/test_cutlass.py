@@ -205,6 +205,38 @@ def test_split_tiles_price_their_edge_blocks():
         _C.exact_features("split_tile", 32, 128, 1, 4, 1024, 64, 4096, 4096, 1, True, False, H100_SMS, True, True)
 
 
+def test_fit_own_recovers_the_own_tiles_and_edge_costs():
+    # Timings made from planted parameters (the own tiles' and the edge costs changed, the rest
+    # as shipped): fit_own, the rest held, gives back estimates equal to those timings and the
+    # planted edge costs (the split tiles' FMAs and K-major A copies are proportional, so each
+    # tile's split between those two is not asked for).
+    pytest.importorskip("scipy")
+    g, per = exact_fit.GLOBAL_FEATURES, exact_fit.PER_TILE
+    own = [g + per * t + i for t in range(len(_C.cutlass_tiles()), exact_fit._tiles()) for i in range(per)]
+    shipped = _C.exact_model()
+    planted = list(shipped)
+    planted[g - 2], planted[g - 1] = 0.3, 0.25
+    for c in own:
+        planted[c] *= 1.3
+    probs, rng = {}, random.Random(0)
+    for _ in range(60):
+        m, n, k = rng.choice([32, 40, 64, 100, 128, 200]), rng.choice([512, 1000, 2048, 4096]), rng.choice([512, 4096])
+        b_k, a_vec, b_vec = rng.random() < 0.5, rng.random() < 0.7, rng.random() < 0.7
+        cands = []
+        for plan, _ in _C.exact_candidates(m, n, k, 1, True, b_k, b_vec, H100_SMS, a_vec):
+            if plan.kernel == "split_tile":
+                f = _C.exact_features(*plan, m, n, k, 1, True, b_k, H100_SMS, a_vec, b_vec)
+                cands.append((plan, f, sum(x * p for x, p in zip(f, planted))))
+        probs[(m, n, k, b_k, a_vec, b_vec)] = {"cublas": 1.0, "auto": None, "candidates": cands}
+    fitted = exact_fit.fit_own(probs, shipped)
+    held = [i for i in range(len(shipped)) if i not in own and i not in (g - 2, g - 1)]
+    assert [fitted[i] for i in held] == [shipped[i] for i in held]
+    assert fitted[g - 2:g] == pytest.approx([0.3, 0.25], rel=1e-6)
+    for p in probs.values():
+        for _, f, us in p["candidates"]:
+            assert sum(x * q for x, q in zip(f, fitted)) == pytest.approx(us, rel=1e-6)
+
+
 def test_gemv_features_are_its_own():
     # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
     # price it, and no other kernel's.

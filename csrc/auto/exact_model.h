@@ -21,11 +21,14 @@
 //    then runs (TN, CUTLASS's fastest layout, where no K-major operand is left).
 //  - gemmtiles' own split tiles and pipelined tile (auto/launch.cuh): the same features as
 //    CUTLASS's tiles, with parameters of their own, and a split's fix-up of their own (the
-//    reduction's launch). The 32- and 64-row split tiles on warptile's kernel load whole float4
-//    slices only in blocks inside the matrix with 16-byte aligned operands, and the others
-//    element by element: where any block is such an edge block (a row or column of tiles cut
-//    by M or N, or an unaligned operand), their serial iterations cost again (the 64-row tile
-//    on the pipelined kernel, which moves its edge tiles back inside the matrix, has none).
+//    reduction's launch). The 32- and 64-row split tiles on warptile's kernel load their
+//    slices as float4s without bounds checks only in blocks inside the matrix with 16-byte
+//    aligned operands; a block cut by M or N checks each load's bounds, and an unaligned
+//    operand is loaded one float at a time in every block: where any block is such an edge
+//    block, their serial iterations cost again (the 64-row tile on the pipelined kernel, which
+//    moves its edge tiles back inside the matrix, has none; so the 64-row tile's edge cost is
+//    that of warptile's kernel, which it runs only on products of fewer than 64 rows or 128
+//    columns, or of an unaligned row-major B).
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
 //    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
@@ -167,7 +170,7 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   f[5] = split ? double(blocks) / double(sms) : 0;
   double* t = f.data() + kGlobalFeatures + kPerTileFeatures * tile;
   t[0] = waves * per_block;
-  if (edges && (tile == kOwnTile0 || tile == kOwnTile0 + 1)) f[6 + tile - kOwnTile0] = t[0];
+  if (edges && (tile == kOwnTile0 || tile == kOwnTile0 + 1)) f[kGlobalFeatures - 2 + tile - kOwnTile0] = t[0];
   const double per_sm = waves * per_block * held * 8 / 1e6;  // k steps an SM runs, in millions
   t[1] = per_sm * bm * bn;
   t[2] = a_kmajor ? per_sm * bm : 0;

@@ -966,10 +966,10 @@ inline bool cutlass_entry_launches(int64_t batch, int64_t splits) { return batch
 // the model does not cover.
 inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2 + kGemvFeatures;
 inline constexpr int kGemvFeature0 = kCutlassFeatures + kSkinnyFeatures + 2;
-// Whether a split tile plan runs on warptile's kernel with edge blocks, which load element by
-// element (exact_model.h): the 32-row tile, and the 64-row one where the pipelined kernel does not
-// take the operands (launch_auto_plan in auto/launch.cuh), with a row or column of tiles cut by M
-// or N, or an operand's lines not 16-byte aligned (a_vec, b_vec).
+// Whether a split tile plan runs on warptile's kernel with edge blocks, which check their loads'
+// bounds or load one float at a time (exact_model.h): the 32-row tile, and the 64-row one where
+// the pipelined kernel does not take the operands (launch_auto_plan in auto/launch.cuh), with a
+// row or column of tiles cut by M or N, or an operand's lines not 16-byte aligned (a_vec, b_vec).
 inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool b_kmajor, bool a_vec, bool b_vec) {
   if (plan.mt != 32 && plan.mt != 64) return false;
   if (plan.mt == 64 && async_tile_ok(M, N, true, true, b_kmajor, b_vec, kAsyncTile64)) return false;
