@@ -23,8 +23,8 @@ from collections import Counter, defaultdict
 
 from ._ops import _C
 
-__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "fit_tile", "fit_own", "gpu_model", "table_model",
-           "scaled_model", "candidates", "check", "rank_us", "planned", "model_line", "main"]
+__all__ = ["measure", "load", "fit", "fit_gemv", "fit_kmajor", "fit_skinny", "fit_tile", "fit_own", "gpu_model",
+           "table_model", "scaled_model", "candidates", "check", "rank_us", "planned", "model_line", "main"]
 
 CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", "splits", "us", "err", "w"]
 
