@@ -80,7 +80,8 @@ RANDOM_DEFAULT_N, RANDOM_DEFAULT_SEED = 120, 0
 RANDOM_ALIGN_NK, RANDOM_ALIGN_M = 64, 8
 
 
-def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED, aligned: bool = False) -> list[Shape]:
+def random_shapes(count: int = RANDOM_DEFAULT_N, seed: int = RANDOM_DEFAULT_SEED,
+                  aligned: bool = False) -> list[Shape]:
     """`count` shapes of the random sample drawn with `seed` (the same list on every machine);
     `aligned`: the same draws rounded up to aligned sizes (RANDOM_ALIGN_NK, RANDOM_ALIGN_M)."""
     import math

@@ -513,7 +513,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
       } else if (plan.mt == 64) {
         // Row-major A (the 64-row tile's); B's lines as float4 where it is M-major.
         const bool b_vec = b_kmajor || (operand_vec_ok(p.b, p.b_rs) && p.b_bs % 4 == 0);
-        if (p.a_cs == 1 && async_tile_ok(p.M, p.N, true, true, b_kmajor, b_vec, kAsyncTile64)) {
+        if (p.a_cs == 1 && split_tile64_pipelined(p.M, p.N, b_kmajor, b_vec)) {
           b_kmajor ? launch_async_tile64<true>(p, plan, ws, stream) : launch_async_tile64<false>(p, plan, ws, stream);
         } else {
           b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
