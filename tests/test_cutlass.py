@@ -513,6 +513,40 @@ def _operands(m, n, k, layout, pad=0, batch=None):
 SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 129), (130, 257, 67), (300, 129, 1001)]
 
 
+def _kmajor(layout):
+    """Whether A and B are K-major (A row-major, B column-major) in a layout of LAYOUTS."""
+    return layout[0] == "N", layout[1] == "T"
+
+
+def test_the_model_holds_as_many_blocks_an_sm_as_its_waves_take():
+    """The blocks an SM holds, by tile and layout, are what the model's waves count: a split
+    product whose blocks fill the table's count on every SM is one wave, one more block two."""
+    sms = H100_SMS
+    for tile, (mt, nw, warps) in enumerate(TILES):
+        for layout in LAYOUTS:
+            a_k, b_k = _kmajor(layout)
+            held, device = _C.cutlass_blocks_per_sm(mt, nw, warps, a_k, b_k)
+            assert held >= 1 and (device is None or device >= 1)
+            base = exact_fit.GLOBAL_FEATURES + exact_fit.PER_TILE * tile
+            # K long enough for every block of every split to run at least one k step.
+            for blocks, waves in ((held * sms, 1), (held * sms + 1, 2)):
+                f = _C.exact_features("cutlass", mt, nw, warps, blocks, 0, mt, nw, 8 * blocks, 1, a_k, b_k, sms)
+                assert f[base + 4] == waves, (TILES[tile], layout, blocks)
+    with pytest.raises(ValueError, match="cutlass_tiles"):
+        _C.cutlass_blocks_per_sm(48, 64, 2, True, False)
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_models_blocks_an_sm_are_the_devices(layout):
+    """CUTLASS's kernels take registers by layout, and its scheduler plans its waves on what the
+    device holds: the model's count must be the device's for every tile of this build."""
+    a_k, b_k = _kmajor(layout)
+    counts = {tile: _C.cutlass_blocks_per_sm(*tile, a_k, b_k) for tile in TILES}
+    assert all(model == device for model, device in counts.values()), counts
+
+
 @needs_cuda
 @needs_cutlass
 @pytest.mark.parametrize("layout", LAYOUTS)

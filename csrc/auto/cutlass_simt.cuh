@@ -109,16 +109,17 @@ struct Tf32Math {
 // A and B K-major (row-major A; column-major B) or not; a BM x BN x Math::kK tile of warps of
 // WM x WN, STAGES stages of cp.async copies.
 template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
+using GemmOf = cutlass::gemm::device::GemmUniversal<
+    float, std::conditional_t<A_KMAJOR, cutlass::layout::RowMajor, cutlass::layout::ColumnMajor>, float,
+    std::conditional_t<B_KMAJOR, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>, float,
+    cutlass::layout::RowMajor, float, typename Math::OpClass, cutlass::arch::Sm80,
+    cutlass::gemm::GemmShape<BM, BN, Math::kK>, cutlass::gemm::GemmShape<WM, WN, Math::kK>, typename Math::Instruction,
+    cutlass::epilogue::thread::LinearCombination<float, Math::kAlign, float, float>,
+    cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, Math::kAlign, Math::kAlign, typename Math::Operator>;
+
+template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
 void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
-  using Row = cutlass::layout::RowMajor;
-  using Col = cutlass::layout::ColumnMajor;
-  using Gemm = cutlass::gemm::device::GemmUniversal<
-      float, std::conditional_t<A_KMAJOR, Row, Col>, float, std::conditional_t<B_KMAJOR, Col, Row>, float, Row, float,
-      typename Math::OpClass, cutlass::arch::Sm80, cutlass::gemm::GemmShape<BM, BN, Math::kK>,
-      cutlass::gemm::GemmShape<WM, WN, Math::kK>, typename Math::Instruction,
-      cutlass::epilogue::thread::LinearCombination<float, Math::kAlign, float, float>,
-      cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, Math::kAlign, Math::kAlign,
-      typename Math::Operator>;
+  using Gemm = GemmOf<Math, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES>;
   using Policy = typename Gemm::GemmKernel::Mma::Policy;
   static_assert(!std::is_same_v<Math, SimtMath> || (Policy::SmemPaddingA::kRow == (A_KMAJOR ? 4 : 0) &&
                                                      Policy::SmemPaddingB::kColumn == (B_KMAJOR ? 4 : 0)),
@@ -161,27 +162,46 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
               " tile) did not launch: ", cutlass::cutlassGetStatusString(status));
 }
 
-// The tiles of cutlass_tile_at (auto/plan.h) for one layout, rows x cols on `warps` warps. On
-// the two large tiles each warp computes 64 x 64 of C (eight warps on 128 x 256, four on
-// 128 x 128): fewer shared-memory reads per FMA than warps of 32 x 64.
-template <bool A_KMAJOR, bool B_KMAJOR>
-void launch(const GemmProblem& p, int rows, int cols, int warps, int64_t splits, cudaStream_t stream) {
+// The tiles of cutlass_tile_at (auto/plan.h): f.template operator()<BM, BN, WM, WN, STAGES>()
+// for the tile of rows x cols on `warps` warps. On the two large tiles each warp computes
+// 64 x 64 of C (eight warps on 128 x 256, four on 128 x 128): fewer shared-memory reads per FMA
+// than warps of 32 x 64.
+template <class F>
+void with_tile(int rows, int cols, int warps, F&& f) {
   static_assert(kCutlassLargeTile.bm == 128 && kCutlassLargeTile.bn == 256 && kCutlassLargeTile.warps == 8,
                 "the large tile built below");
   const auto is = [&](int r, int c, int w) { return rows == r && cols == c && warps == w; };
-  if (is(128, 256, 8)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 256, 64, 64, 4>(p, splits, stream);
-  if (is(128, 128, 4)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 128, 64, 64, 5>(p, splits, stream);
-  if (is(64, 64, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 64, 64, 32, 64, 5>(p, splits, stream);
-  if (is(32, 128, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 128, 32, 64, 5>(p, splits, stream);
+  if (is(128, 256, 8)) return f.template operator()<128, 256, 64, 64, 4>();
+  if (is(128, 128, 4)) return f.template operator()<128, 128, 64, 64, 5>();
+  if (is(64, 64, 2)) return f.template operator()<64, 64, 32, 64, 5>();
+  if (is(32, 128, 2)) return f.template operator()<32, 128, 32, 64, 5>();
   // Narrow outputs (a tall product of few columns) and small products: as many blocks as
   // there is work for, one or two warps each. The 32 x 32 tile on one warp holds more blocks
   // an SM; on two warps of 16 x 32, each warp runs half of a k step's FMAs, so that a lone
   // block's k loop, the latency of a small product, is shorter.
-  if (is(128, 32, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 128, 32, 64, 32, 4>(p, splits, stream);
-  if (is(32, 32, 1)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 32, 32, 3>(p, splits, stream);
-  if (is(32, 32, 2)) return run<SimtMath, A_KMAJOR, B_KMAJOR, 32, 32, 16, 32, 3>(p, splits, stream);
+  if (is(128, 32, 2)) return f.template operator()<128, 32, 64, 32, 4>();
+  if (is(32, 32, 1)) return f.template operator()<32, 32, 32, 32, 3>();
+  if (is(32, 32, 2)) return f.template operator()<32, 32, 16, 32, 3>();
   TORCH_INTERNAL_ASSERT(false, "gemmtiles: auto planned a CUTLASS tile of ", rows, " x ", cols, " on ", warps,
                         " warps, which is not built");
+}
+
+template <bool A_KMAJOR, bool B_KMAJOR>
+void launch(const GemmProblem& p, int rows, int cols, int warps, int64_t splits, cudaStream_t stream) {
+  with_tile(rows, cols, warps, [&]<int BM, int BN, int WM, int WN, int STAGES>() {
+    run<SimtMath, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES>(p, splits, stream);
+  });
+}
+
+// The blocks of the tile's kernel the current device holds an SM at once (CUDA's occupancy
+// calculator, as CUTLASS's stream-K scheduler asks it), -1 where the device cannot say.
+template <bool A_KMAJOR, bool B_KMAJOR>
+int blocks_per_sm(int rows, int cols, int warps) {
+  int blocks = -1;
+  with_tile(rows, cols, warps, [&]<int BM, int BN, int WM, int WN, int STAGES>() {
+    blocks = GemmOf<SimtMath, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES>::maximum_active_blocks();
+  });
+  return blocks;
 }
 
 // TF32 on Ampere's tensor-core instruction, the 64 x 128 tile of four warps of 32 x 64, four

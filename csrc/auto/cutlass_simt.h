@@ -69,6 +69,13 @@ void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int warps,
                             cudaStream_t stream);
 void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
                             cudaStream_t stream);
+// The blocks of each layout's kernel on that tile the current device holds an SM at once, -1
+// where it cannot say: what CUTLASS's scheduler plans its waves on, and what auto's cost model
+// takes (tile_blocks_per_sm in auto/exact_model.h).
+int cutlass_simt_nn_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_nt_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_tn_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_tt_blocks_per_sm(int rows, int cols, int warps);
 // out = alpha * A @ B + beta * c rounded to TF32 on Ampere's tensor-core instruction (CUTLASS's
 // Sm80 TF32 GEMM on kTf32AmpereTile, auto/plan.h), K split `splits` ways (1: data-parallel),
 // for a row-major A and an N-major B. Requires cutlass_tf32_takes(p) and an sm_80+ GPU.

@@ -6,4 +6,7 @@ void launch_cutlass_simt_nt(const GemmProblem& p, int rows, int cols, int warps,
                             cudaStream_t stream) {
   cutlass_simt::launch<true, true>(p, rows, cols, warps, splits, stream);
 }
+int cutlass_simt_nt_blocks_per_sm(int rows, int cols, int warps) {
+  return cutlass_simt::blocks_per_sm<true, true>(rows, cols, warps);
+}
 }  // namespace gemmtiles

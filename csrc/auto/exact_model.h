@@ -50,8 +50,18 @@ namespace gemmtiles {
 // The tiles: CUTLASS's (cutlass_tile_at(0..6) in auto/plan.h), then gemmtiles' own split tiles
 // of 32 x 128 and 64 x 128 and the pipelined 128 x 128 tile (auto/launch.cuh).
 inline constexpr int kExactTiles = 10, kOwnTile0 = 7;
-// Blocks of each tile an SM holds at once (registers and shared memory).
-inline constexpr int kTileBlocksPerSm[kExactTiles] = {1, 2, 8, 8, 8, 16, 16, 6, 3, 2};
+// Blocks of each tile an SM holds at once (registers, then shared memory), for each layout of
+// the operands it loads: [tile][2 * a_kmajor + b_kmajor], so TN, TT, NN, NT. CUTLASS's kernels
+// take registers by layout, and an SM's four register files each hold whole warps: 168 registers
+// a thread (the 64 x 64 tile NN and TT) leave room for three warps a file, six blocks of two an
+// SM, 128 (NT and TN) for four, eight blocks. gemmtiles._C.cutlass_blocks_per_sm asks the GPU
+// what a build's kernels hold, and the tests check that it is this table.
+inline constexpr int kTileBlocksPerSm[kExactTiles][4] = {
+    {1, 1, 1, 1},     {2, 2, 2, 2},     {8, 6, 6, 8}, {6, 8, 6, 6}, {6, 8, 6, 6},
+    {20, 20, 16, 20}, {16, 16, 16, 16}, {6, 6, 6, 6}, {3, 3, 3, 3}, {2, 2, 2, 2}};
+inline constexpr int tile_blocks_per_sm(int tile, bool a_kmajor, bool b_kmajor) {
+  return kTileBlocksPerSm[tile][2 * int(a_kmajor) + int(b_kmajor)];
+}
 // Features: a launch, a split's fix-up (CUTLASS's; gemmtiles' own: a second launch, the
 // reduction), partial tiles' MB, operands' MB, split blocks per SM, the serial iterations of
 // the 32-row and of the 64-row split tile on warptile's kernel where it runs edge blocks; then
@@ -153,7 +163,7 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   std::array<double, kCutlassFeatures> f{};
   sms = std::max<int64_t>(1, sms);
   splits = std::max<int64_t>(1, splits);
-  const int64_t r = kTileBlocksPerSm[tile];
+  const int64_t r = tile_blocks_per_sm(tile, a_kmajor, b_kmajor);
   const int64_t tiles = exact_ceil_div(M, bm) * exact_ceil_div(N, bn) * batch;
   const int64_t iters = exact_ceil_div(K, 8);
   const int64_t blocks = tiles * splits;

@@ -28,8 +28,15 @@
 #endif
 
 #if GEMMTILES_CUTLASS
+#include <cuda_runtime.h>
+
 namespace gemmtiles {
-int64_t cutlass_flags_left_set();  // auto/cutlass_simt.h, whose CUDA headers a CPU build lacks
+// auto/cutlass_simt.h, whose CUDA headers a CPU build lacks
+int64_t cutlass_flags_left_set();
+int cutlass_simt_nn_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_nt_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_tn_blocks_per_sm(int rows, int cols, int warps);
+int cutlass_simt_tt_blocks_per_sm(int rows, int cols, int warps);
 }
 #endif
 
@@ -679,6 +686,38 @@ PyObject* py_cutlass_tiles(PyObject*, PyObject*) {
   return py_list(tiles, [](const gemmtiles::CutlassTile& t) { return Py_BuildValue("(iii)", t.bm, t.bn, t.warps); });
 }
 
+// gemmtiles._C.cutlass_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor) -> (model, device):
+// the blocks of CUTLASS's kernel on that tile (one of cutlass_tiles()) and layout an SM holds at
+// once, as auto's cost model takes it (tile_blocks_per_sm in auto/exact_model.h) and as the
+// current CUDA device holds them (None in builds without those kernels or without a device).
+PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
+  HANDLE_TH_ERRORS
+  int rows, cols, warps, a_kmajor, b_kmajor;
+  if (!PyArg_ParseTuple(args, "iiipp", &rows, &cols, &warps, &a_kmajor, &b_kmajor)) return nullptr;
+  const int tile = gemmtiles::cutlass_tile_index(rows, cols, warps);
+  if (tile < 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "cutlass_blocks_per_sm: the tile must be one of cutlass_tiles(), got %d x %d on %d warps", rows, cols,
+                 warps);
+    return nullptr;
+  }
+  const int model = gemmtiles::tile_blocks_per_sm(tile, a_kmajor, b_kmajor);
+  int device = -1;
+#if GEMMTILES_CUTLASS
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+    device = a_kmajor ? (b_kmajor ? gemmtiles::cutlass_simt_nt_blocks_per_sm(rows, cols, warps)
+                                  : gemmtiles::cutlass_simt_nn_blocks_per_sm(rows, cols, warps))
+                      : (b_kmajor ? gemmtiles::cutlass_simt_tt_blocks_per_sm(rows, cols, warps)
+                                  : gemmtiles::cutlass_simt_tn_blocks_per_sm(rows, cols, warps));
+  else
+    cudaGetLastError();
+#endif
+  if (device < 0) return Py_BuildValue("(iO)", model, Py_None);
+  return Py_BuildValue("(ii)", model, device);
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.cutlass_flags_left_set() -> int: the bytes of the CUTLASS launches' barrier
 // flags left nonzero once the devices finish (auto/cutlass_simt.h; 0 in builds without those
 // kernels). For the tests: every launch must leave them zero.
@@ -803,6 +842,10 @@ PyMethodDef methods[] = {
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
     {"cutlass_tiles", py_cutlass_tiles, METH_NOARGS,
      "cutlass_tiles(): CUTLASS's tiles auto weighs, (rows, cols, warps), in the cost model's order."},
+    {"cutlass_blocks_per_sm", py_cutlass_blocks_per_sm, METH_VARARGS,
+     "cutlass_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor): (model, device), the blocks of CUTLASS's kernel on "
+     "that tile and layout an SM holds at once, as auto's cost model takes it and as the current device holds them "
+     "(None where this build or machine cannot say)."},
     {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
