@@ -11,12 +11,11 @@
 //      a launch; a split's extra work (its workspace and fix-up), and its partial tiles' bytes;
 //      the operands' compulsory bytes;
 //      per tile: the serial k iterations a block runs (waves x iterations per block: the
-//      latency a lone block cannot hide; past one wave, fractional waves), the FMAs an SM
-//      runs (the busiest SM's blocks times their iterations times the tile's FMAs per
-//      iteration), the elements of a K-major A and of a K-major B an SM copies into shared
-//      memory in that time (each transposed on its way, one float at a time: a cost per
-//      element of its own for each operand and tile, which tells NN from TT on a tile of more
-//      rows than columns), and its waves.
+//      latency a lone block cannot hide), the FMAs an SM runs (the same, times the blocks an
+//      SM holds at once, times the tile's FMAs per iteration), the elements of a K-major A
+//      and of a K-major B an SM copies into shared memory in that time (each transposed on
+//      its way, one float at a time: a cost per element of its own for each operand and
+//      tile, which tells NN from TT on a tile of more rows than columns), and its waves.
 //  - The same after a transposing copy of a K-major A, B or both into an M-major A and an
 //    N-major B: a launch and the bytes of each copy, plus the estimate of the product that
 //    then runs (TN, CUTLASS's fastest layout, where no K-major operand is left).
@@ -73,7 +72,7 @@ inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kEx
 inline constexpr int kGemvFeatures = 5;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2-edges-busiest";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2-edges";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -170,11 +169,7 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   const int64_t blocks = tiles * splits;
   const double per_block = double(exact_ceil_div(iters, splits));
   const double waves = double(exact_ceil_div(blocks, r * sms));
-  // A block's k loop waits on its loads once a wave; past one wave, a last wave of few blocks
-  // overlaps the full waves' ends on SMs that hold r blocks at once, so the waves a block's
-  // latency is counted over are fractional. The FMAs an SM runs are the busiest SM's blocks'.
-  const double latency_waves = std::max(1.0, double(blocks) / double(r * sms));
-  const double busiest = double(exact_ceil_div(blocks, sms));
+  const double held = double(std::min<int64_t>(r, exact_ceil_div(blocks, sms)));
   const bool split = splits > 1;
   const bool own = tile >= kOwnTile0;
   f[0] = 1;
@@ -184,9 +179,9 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   f[4] = 4.0 * (double(M) * K + double(K) * N) * batch / 1e6;
   f[5] = split ? double(blocks) / double(sms) : 0;
   double* t = f.data() + kGlobalFeatures + kPerTileFeatures * tile;
-  t[0] = latency_waves * per_block;
+  t[0] = waves * per_block;
   if (edges && (tile == kOwnTile0 || tile == kOwnTile0 + 1)) f[kGlobalFeatures - 2 + tile - kOwnTile0] = t[0];
-  const double per_sm = busiest * per_block * 8 / 1e6;  // k steps an SM runs, in millions
+  const double per_sm = waves * per_block * held * 8 / 1e6;  // k steps an SM runs, in millions
   t[1] = per_sm * bm * bn;
   t[2] = a_kmajor ? per_sm * bm : 0;
   t[3] = b_kmajor ? per_sm * bn : 0;
