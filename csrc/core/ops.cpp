@@ -710,8 +710,9 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
                                   : gemmtiles::cutlass_simt_nn_blocks_per_sm(rows, cols, warps))
                       : (b_kmajor ? gemmtiles::cutlass_simt_tt_blocks_per_sm(rows, cols, warps)
                                   : gemmtiles::cutlass_simt_tn_blocks_per_sm(rows, cols, warps));
-  else
-    cudaGetLastError();
+  // No device, or one the kernels are not built for: the error the query left is not the
+  // next launch's.
+  if (device < 0) cudaGetLastError();
 #endif
   if (device < 0) return Py_BuildValue("(iO)", model, Py_None);
   return Py_BuildValue("(ii)", model, device);
