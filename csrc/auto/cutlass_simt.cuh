@@ -193,8 +193,9 @@ void launch(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
   });
 }
 
-// The blocks of the tile's kernel the current device holds an SM at once (CUDA's occupancy
-// calculator, as CUTLASS's stream-K scheduler asks it), -1 where the device cannot say.
+// The blocks of the kernel of a tile of cutlass_tile_at the current device holds an SM at once
+// (CUDA's occupancy calculator, as CUTLASS's stream-K scheduler asks it), -1 where the device
+// cannot say.
 template <bool A_KMAJOR, bool B_KMAJOR>
 int blocks_per_sm(int rows, int cols, int warps) {
   int blocks = -1;
