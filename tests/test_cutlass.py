@@ -31,6 +31,11 @@ TILES = [(128, 256, 8), (128, 128, 4), (64, 64, 2), (32, 128, 2), (128, 32, 2), 
 CUTLASS_KERNELS = ("cutlass", "cutlass_a_copied", "cutlass_b_copied", "cutlass_ab_copied")
 
 
+def _kmajor(layout):
+    """Whether A and B are K-major (A row-major, B column-major) in a layout of LAYOUTS."""
+    return layout[0] == "N", layout[1] == "T"
+
+
 def _problems(count, seed):
     rng = random.Random(seed)
 
@@ -46,7 +51,7 @@ def _problems(count, seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
     for m, n, k, batch, layout, b_vec, a_vec in _problems(1000, seed):
-        a_k, b_k = layout[0] == "N", layout[1] == "T"
+        a_k, b_k = _kmajor(layout)
         plan = _C.auto_plan(m, n, k, batch, b_k, b_vec, H100_SMS, a_k, None, a_vec, True)
         cands = _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS, a_vec)
         best = exact_fit.planned(cands)  # the least rank, the first of equals, as auto does
@@ -332,7 +337,7 @@ def _timed_by_model(path, shapes, kernel, params):
     `shapes`, each timed as the model with `params` estimates it (cuBLAS 10 µs); the path."""
     rows = [",".join(exact_fit.CSV_FIELDS)]
     for m, n, k, layout in shapes:
-        a_k, b_k = layout[0] == "N", layout[1] == "T"
+        a_k, b_k = _kmajor(layout)
         rows.append(f"1,{m},{n},{k},{layout},0,cublas,0,0,0,10.0,0,0")
         for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS):
             if c.kernel == kernel:
@@ -511,11 +516,6 @@ def _operands(m, n, k, layout, pad=0, batch=None):
 
 
 SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 129), (130, 257, 67), (300, 129, 1001)]
-
-
-def _kmajor(layout):
-    """Whether A and B are K-major (A row-major, B column-major) in a layout of LAYOUTS."""
-    return layout[0] == "N", layout[1] == "T"
 
 
 def test_the_model_holds_as_many_blocks_an_sm_as_its_waves_take():

@@ -97,6 +97,10 @@ inline void launch_cutlass_simt(const GemmProblem& p, int tile_rows, int tile_co
   (a_k ? (b_k ? launch_cutlass_simt_nt : launch_cutlass_simt_nn) : (b_k ? launch_cutlass_simt_tt : launch_cutlass_simt_tn))(
       p, tile_rows, tile_cols, tile_warps, splits, stream);
 }
+inline int cutlass_simt_blocks_per_sm(int rows, int cols, int warps, bool a_k, bool b_k) {
+  return (a_k ? (b_k ? cutlass_simt_nt_blocks_per_sm : cutlass_simt_nn_blocks_per_sm)
+              : (b_k ? cutlass_simt_tt_blocks_per_sm : cutlass_simt_tn_blocks_per_sm))(rows, cols, warps);
+}
 #endif
 
 }  // namespace gemmtiles

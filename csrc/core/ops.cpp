@@ -27,17 +27,8 @@
 #define GEMMTILES_CUTLASS 0
 #endif
 
-#if GEMMTILES_CUTLASS
-#include <cuda_runtime.h>
-
-namespace gemmtiles {
-// auto/cutlass_simt.h, whose CUDA headers a CPU build lacks
-int64_t cutlass_flags_left_set();
-int cutlass_simt_nn_blocks_per_sm(int rows, int cols, int warps);
-int cutlass_simt_nt_blocks_per_sm(int rows, int cols, int warps);
-int cutlass_simt_tn_blocks_per_sm(int rows, int cols, int warps);
-int cutlass_simt_tt_blocks_per_sm(int rows, int cols, int warps);
-}
+#if GEMMTILES_CUTLASS  // a CUDA build: CUDA's headers, which a CPU build lacks
+#include "../auto/cutlass_simt.h"
 #endif
 
 namespace gemmtiles {
@@ -706,10 +697,7 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
 #if GEMMTILES_CUTLASS
   int devices = 0;
   if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
-    device = a_kmajor ? (b_kmajor ? gemmtiles::cutlass_simt_nt_blocks_per_sm(rows, cols, warps)
-                                  : gemmtiles::cutlass_simt_nn_blocks_per_sm(rows, cols, warps))
-                      : (b_kmajor ? gemmtiles::cutlass_simt_tt_blocks_per_sm(rows, cols, warps)
-                                  : gemmtiles::cutlass_simt_tn_blocks_per_sm(rows, cols, warps));
+    device = gemmtiles::cutlass_simt_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor);
   // No device, or one the kernels are not built for: the error the query left is not the
   // next launch's.
   if (device < 0) cudaGetLastError();
