@@ -5,7 +5,7 @@ For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `
 warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile where the
 operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernels on each of
 their widths at several split counts, for NN A copied M-major first where the operands allow
-it (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
+it and no CUTLASS kernel runs (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
 build has it, and for NT from 256 rows and columns the same with stream-K scheduling
 (`streamk`); checks that each gives the
 heuristic's answer (within fp32 tolerance); and keeps the fastest, unless auto's own plan ran
@@ -81,7 +81,7 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
         return CUTLASS
     if kernel == "cutlass_streamk":
         return STREAMK
-    if _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
+    if not _cutlass_here() and _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
         return TRANSPOSED
     if kernel.startswith("skinny"):  # named by its block's columns, which tell its widths apart
         return ("skinny", _C.skinny_cols(kernel, rows, nw, w), splits)
@@ -93,7 +93,8 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
 
 
 # NN with A copied M-major first, then the heuristic's plan of that product (transpose_a_first
-# in csrc/auto/plan.h): a candidate where the operands allow it.
+# in csrc/auto/plan.h): a candidate where the operands allow it and no CUTLASS kernel runs (the
+# cost model plans there, pricing copies of its own).
 TRANSPOSED = ("transposed", 0, 1)
 # CUTLASS's SIMT kernel (csrc/auto/cutlass_simt.h), where the build has it: a candidate from
 # CUTLASS_MIN rows and columns, where a tile of 128 x 256 leaves the GPU less than idle.
@@ -146,7 +147,7 @@ def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
     # The GEMV kernel (up to 8 rows, W^T), on each of its blocks' widths (gemv_columns) that
     # its build for m rows has for W^T's lines (16-byte aligned where k % 4 == 0).
     out += [("gemv", cols, 1) for cols in _C.gemv_columns(m, b_kmajor, k % 4 == 0)]
-    if layout == "NN" and n is not None and _can_transpose(m, n, k):
+    if layout == "NN" and n is not None and not _cutlass_here() and _can_transpose(m, n, k):
         out.append(TRANSPOSED)
     if n is not None and min(m, n) >= CUTLASS_MIN and _cutlass_here():
         out.append(CUTLASS)
@@ -172,12 +173,15 @@ def _operands(shape: Shape, device: torch.device):
     return a, b
 
 
-def tuned_shape(shape: Shape) -> Shape:
+def tuned_shape(shape: Shape, cutlass: Optional[bool] = None) -> Shape:
     """The problem whose plan the table decides for `shape`: auto runs a batch against one
-    shared B as batch * M rows, and the last 1-8 columns of a large output apart
+    shared B as batch * M rows, and where its heuristic plans (no CUTLASS kernel runs here:
+    `cutlass` False; None: _cutlass_here()) the last 1-8 columns of a large output apart
     (csrc/auto/auto.cu), so its plan is the rest's."""
     if shape.batch > 1:
         shape = Shape(shape.batch * shape.m, shape.n, shape.k, shape.layout, shape.group)
+    if _cutlass_here() if cutlass is None else cutlass:
+        return shape
     r = _C.peeled_columns(shape.m, shape.n, 1)
     return Shape(shape.m, shape.n - r, shape.k, shape.layout, shape.group) if r else shape
 

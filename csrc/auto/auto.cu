@@ -1,11 +1,12 @@
-// The `auto` tier: per call, the kernel that suits the problem (auto/plan.h, with the GPU's tuned
-// table where there is one: auto/table.h): the bandwidth-bound skinny kernels for up to 16 rows,
-// the split-K tile kernels for up to 2048 rows and the pipelined tile past them where it takes the
-// operands (auto/launch.cuh), warptile otherwise; CUTLASS's SIMT kernel for large products whose
-// tiles fill the GPU's waves, and with stream-K scheduling for nn.Linear's x @ W^T whose tiles
-// leave a last wave far from full, where the build has it (cutlass_simt.h) — or, where the
-// precision settings allow them (core/precision.h) and the model says they are faster
-// (tensor_cores_pay in plan.h), the tensor-core tiers on Hopper.
+// The `auto` tier: per call, the plan auto_plan makes (auto/plan.h). Where CUTLASS's SIMT
+// kernels run the problem (built, sm_80+), the cost model's candidate of least estimate
+// (auto/exact_model.h): CUTLASS's tiles, data-parallel or with K split, also after a
+// transposing copy of a K-major operand; gemmtiles' own split-K and pipelined tiles; the skinny
+// and GEMV kernels for few rows. Elsewhere the heuristic's plan: the skinny kernels for up to
+// 16 rows, the split-K and pipelined tiles, warptile, with the copies and peels before them
+// below. Where the precision settings allow them (core/precision.h) and the model says they
+// are faster (tensor_cores_pay in plan.h), the tensor-core tiers on Hopper. A tuned table
+// (auto/table.h) may carry its GPU's model parameters and a user's per-shape entries.
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
@@ -204,9 +205,9 @@ bool transposes_a(const GemmProblem& p, bool b_vec, const AutoTable* table) {
 
 // The tile kernels load an operand whose rows are not 16-byte aligned (a leading dimension
 // that is not a multiple of 4, or an odd offset) one float at a time, well below their rate on
-// aligned rows. For large outputs (M and N >= 1024) such an operand is copied first into rows
-// that are: the copy reads and writes it once (a small share of the product's time), the
-// product then runs at the aligned rate (docs/auto.md).
+// aligned rows. For the heuristic's plans of large outputs (M and N >= 1024) such an operand is
+// copied first into rows that are: the copy reads and writes it once (a small share of the
+// product's time), the product then runs at the aligned rate (docs/auto.md).
 bool launch_realigned(const GemmProblem& p, const AutoTable* table, c10::DeviceIndex device) {
   if (p.batch != 1 || p.M < 1024 || p.N < 1024) return false;
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
@@ -385,7 +386,11 @@ void launch_auto(const GemmProblem& p) {
 #endif
     return;
   }
-  if (!forced && (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile)) {
+  // The heuristic's plans (no CUTLASS kernel runs the problem here) may copy an operand or run
+  // the last columns apart first, and plan again what they make; the cost model's plans, which
+  // price their copies as candidates of their own, run as auto_plan reports them.
+  if (!forced && (plan.kernel == AutoKernel::kSplitTile || plan.kernel == AutoKernel::kWarptile) &&
+      !cutlass_simt_runs(p, device)) {
     if (launch_a_transposed(p, b_vec, table.get(), device) || launch_a_kmajor(p, plan, device) ||
         launch_realigned(p, table.get(), device) || launch_peeled(p, device))
       return;

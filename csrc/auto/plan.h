@@ -770,9 +770,11 @@ struct AutoTable {
   }
 };
 
-// NN on the pipelined tile with A transposed first (csrc/auto/auto.cu): A row-major is
-// K-major, which the tile copies 4 bytes at a time on 8-deep slices, while an M-major A takes
-// 16-byte copies and whole 16-deep slices (auto/pipelined_tile.cuh). So for a row-major A and
+// The heuristic's plans (where no CUTLASS kernel runs the problem; the cost model's plans copy
+// nothing outside their candidates) and the pre-passes at their launch (csrc/auto/auto.cu):
+// NN on the pipelined tile with A transposed first. A row-major is K-major, which the tile
+// copies 4 bytes at a time on 8-deep slices, while an M-major A takes 16-byte copies and whole
+// 16-deep slices (auto/pipelined_tile.cuh). So for a row-major A and
 // row-major B, auto copies A into an M-major K x M matrix (auto/transpose.cuh: one read and one
 // write of A) and runs that product, where the product is large enough to repay the copy:
 // the copy costs about 8 M K bytes against the product's 2 M N K flops, a share of about
@@ -1170,8 +1172,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
   // The entry's plan, where the problem can take it. One it cannot take counts as none (the
   // heuristic decides, CUTLASS's rule first): a `cutlass` one without the kernel, a
-  // `transposed` one whose copy is not made (transpose_a_first), tiles, skinny or gemv past the
-  // rows they take, skinny of a width the problem cannot take. A `transposed` entry that applies is for the launch, which then plans the
+  // `transposed` one whose copy is not made (transpose_a_first, and never where CUTLASS's
+  // kernels run), tiles, skinny or gemv past the rows they take, skinny of a width the problem
+  // cannot take. A `transposed` entry that applies is for the launch, which then plans the
   // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
@@ -1179,7 +1182,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   } else if (e && e->kernel == AutoKernel::kCutlassStreamK) {
     if (cutlass && a_kmajor && b_kmajor) return cutlass_streamk_plan();
   } else if (e && e->transposed) {
-    copy_first = transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table);
+    // The heuristic's copy: where CUTLASS's kernels run, the cost model plans (its candidates
+    // price copies of their own), and the launch copies nothing before the plan.
+    copy_first = !cutlass && transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table);
   } else if (e && a_kmajor) {
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
@@ -1223,19 +1228,20 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
 }
 
-// A column-major A (a weight gradient's grad^T) that no split-K tile takes (the pipelined tile
-// needs at least 128 rows, a multiple of 4, and 16-byte aligned columns) leaves the plan on
-// warptile with K whole: on few output tiles most SMs idle. Where that is the plan, auto copies
-// A K-major first (one read and one write of A, M x K, which is small where few tiles are) and
-// plans that product, which the split-K tiles take (csrc/auto/auto.cu: launch_a_kmajor).
+// In the heuristic's plans (as transpose_a_first): a column-major A (a weight gradient's
+// grad^T) that no split-K tile takes (the pipelined tile needs at least 128 rows, a multiple of
+// 4, and 16-byte aligned columns) leaves the plan on warptile with K whole: on few output tiles
+// most SMs idle. Where that is the plan, auto copies A K-major first (one read and one write of
+// A, M x K, which is small where few tiles are) and plans that product, which the split-K tiles
+// take (csrc/auto/auto.cu: launch_a_kmajor).
 inline bool copy_a_kmajor_first(const AutoPlan& plan, int64_t batch, bool a_kmajor) {
   return plan.kernel == AutoKernel::kWarptile && batch == 1 && !a_kmajor;
 }
 
-// The last columns of a large output that auto runs apart (auto.cu: launch_peeled): N a few
-// columns past a multiple of 128 would cost a whole extra wave of tiles, so the last r <= 8
-// columns run as the transposed problem on the skinny kernel. r, or 0 where the output runs
-// whole.
+// The last columns of a large output that the heuristic's plans run apart (auto.cu:
+// launch_peeled; the cost model's plans run the output whole): N a few columns past a multiple
+// of 128 would cost a whole extra wave of tiles, so the last r <= 8 columns run as the
+// transposed problem on the skinny kernel. r, or 0 where the output runs whole.
 inline int64_t peeled_columns(int64_t M, int64_t N, int64_t batch) {
   const int64_t r = N % 128;
   return batch == 1 && M >= 1024 && N >= 1024 && r != 0 && r <= kPeelMaxColumns ? r : 0;
