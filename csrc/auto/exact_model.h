@@ -103,21 +103,23 @@ struct ExactModel {
 // candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose
 // operands the models' sizes align), on an H200 (costs inside the SM). CUTLASS's tiles' costs per
 // K-major element of A and of B (the third and fourth of each tile's five) are fitted apart,
-// the others held (python -m gemmtiles.exact_fit --kmajor: exact_fit.fit_kmajor), to CUTLASS's
-// kernel on the NN and NT products of random:200:1 with the padded shared-memory tiles of
+// the others held at the shipped fit scaled to the H200 (python -m gemmtiles.exact_fit
+// --kmajor: exact_fit.fit_kmajor), to CUTLASS's kernel on the NN and NT products of
+// random:200:1 (its products of 9-2048 rows, of 257-8192 rows, and its draws rounded to
+// models' sizes, random:200:1:aligned) with the padded shared-memory tiles of
 // auto/cutlass_simt.cuh, on an H200 (the H100's SMs and clocks; a cost inside the SM). The
 // 32 x 32 tile on two warps has its five fitted apart, the others held (python -m
 // gemmtiles.exact_fit --tile 32x32x2: exact_fit.fit_tile), to CUTLASS's kernel on that tile
 // over every product of random:200:1, on the same H200.
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561, 0.191736, 0.18934,
-     0.138073, 4.36313, 43.3952, 0, 6.44217,
-     0.171855, 4.20158, 2.9199, 0, 1.82696,
-     0.236593, 4.35952, 0, 0, 0.0813068,
+     0.138073, 4.36313, 54.0306, 0, 6.44217,
+     0.171855, 4.20158, 14.9483, 0, 1.82696,
+     0.236593, 4.35952, 2.40733, 0, 0.0813068,
      0.242447, 4.5983, 0, 0, 0.268079,
-     0.256641, 4.56295, 0, 10.4892, 0.464444,
-     0.181453, 5.57626, 0, 32.6944, 0,
-     0.0840502, 7.59166, 7.47806, 35.6366, 0,
+     0.256641, 4.56295, 0, 6.30508, 0.464444,
+     0.181453, 5.57626, 4.74626, 49.6438, 0,
+     0.0840502, 7.59166, 19.4672, 33.9931, 0,
      0.429049, 3.94571, 0, 0.291266, 4.81288,
      0.121161, 4.81365, 0.0882021, 0, 5.21978,
      0.391996, 3.94571, 0, 41.0293, 8.26077},
