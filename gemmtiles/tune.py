@@ -13,7 +13,7 @@ faster than every entry (its plan may be one no entry names, such as CUTLASS's s
 and their splits): that shape then gets no entry, only a comment. The table (csrc/auto/plan.h
 describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x
 11008 x 4096 also serves 32 x 11000 x 4000. `auto` never tunes inside a call: without a table
-for the GPU it uses its heuristic.
+entry for a shape it plans by its cost model where CUTLASS's kernels run, else by its heuristic.
 
     python -m gemmtiles.tune                       # the bench's shapes, to the user's cache
     python -m gemmtiles.tune --shapes 24x5504x2048,24x2048x5504:NT --out table.txt

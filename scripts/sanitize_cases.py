@@ -48,8 +48,8 @@ CASES = [
     (200, 1030, 3001, "row", "row", 0, 0, None),  # warptile's 128 x 256 split (B's rows not float4),
     (16, 1, 1, "row", "row", 0, 0, None),  # K whole
     (260, 132, 33, "col", "row", 0, 0, None),  # both M-major: whole slices, the first starting early,
-    (1028, 2052, 37, "row", "row", 0, 0, None),  # NN with A transposed first,
-    (1024, 2048, 301, "row", "row", 1, 1, None),  # and with B realigned first
+    (1028, 2052, 37, "row", "row", 0, 0, None),  # NN with A transposed first (the heuristic's plans),
+    (1024, 2048, 301, "row", "row", 1, 1, None),  # and with B realigned first (likewise)
     (2048, 2048, 517, "col", "row", 0, 0, None),  # CUTLASS's SIMT kernel on its tiles,
     (2040, 2047, 513, "row", "row", 1, 1, None),  # 128 x 256, odd sizes, operands off 16 bytes
     (1030, 3000, 1003, "row", "col", 1, 1, None),  # its stream-K kernel (x @ W^T): under a wave of tiles,

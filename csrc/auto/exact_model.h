@@ -108,9 +108,9 @@ struct ExactModel {
 // random:200:1 (its products of 9-2048 rows, of 257-8192 rows, and its draws rounded to
 // models' sizes, random:200:1:aligned) with the padded shared-memory tiles of
 // auto/cutlass_simt.cuh, on an H200 (the H100's SMs and clocks; a cost inside the SM). The
-// 32 x 32 tile on two warps has its five fitted apart, the others held (python -m
+// 32 x 32 tile on two warps had its five fitted apart before that, the others held (python -m
 // gemmtiles.exact_fit --tile 32x32x2: exact_fit.fit_tile), to CUTLASS's kernel on that tile
-// over every product of random:200:1, on the same H200.
+// over every product of random:200:1, on the same H200; its K-major costs are the refit's.
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561, 0.191736, 0.18934,
      0.138073, 4.36313, 54.0306, 0, 6.44217,

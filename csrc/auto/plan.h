@@ -717,13 +717,14 @@ inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, Ten
 // 128 x 256), for skinny the columns of B a block takes (skinny_cols: 0 for the kernel's
 // usual width, with float4 loads where B allows; NT 32 up to 8 rows, 128 past; NN 32 for
 // single floats or 128 for float4s), else 0; splits 1-64. transposed (NN only,
-// 0 rows, 1 split): A copied M-major first, where the operands allow it (transpose_a_first).
+// 0 rows, 1 split): A copied M-major first, where the operands allow it and no CUTLASS kernel
+// runs the problem (transpose_a_first; where one does, the cost model plans instead).
 // cutlass (0 rows, 1 split): CUTLASS's SIMT kernel (cutlass_plan), where the build has it and
 // it takes the problem; TN and TT entries (A column-major) name it alone. streamk (NT only, 0
 // rows, 1 split): the same kernel with stream-K scheduling (cutlass_streamk_plan), likewise.
 // An entry applies to a batch-1 problem with A in its layout (NN, NT: row-major) whose
-// dimensions fall in its bucket; anything else, and any bucket the table lacks, takes the
-// heuristic.
+// dimensions fall in its bucket; anything else, and any bucket the table lacks, takes auto's
+// own plan: the cost model's where CUTLASS's kernels run the problem, else the heuristic's.
 inline int64_t auto_bucket(int64_t x) {
   // Quarter powers of two: 4096 -> 4096, 4097 -> 5120, 11008 -> 12288, 96 -> 96, 100 -> 112.
   if (x <= 8 || x >= (int64_t(1) << 40)) return x;
@@ -746,6 +747,7 @@ struct AutoTableEntry {
   int64_t splits;
   bool pipelined;   // split_tile of 128 rows: the pipelined 128 x 128 tile
   bool transposed;  // NN: A copied M-major first, then the heuristic's plan of that product
+                    // (where no CUTLASS kernel runs the problem)
 };
 
 struct AutoTable {
@@ -1170,12 +1172,13 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   const bool async = async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec) &&
                      ceil_div64(M, kAsyncTile.bm) <= 65535;
   const AutoTableEntry* e = table && batch == 1 ? table->find(M, N, K, b_kmajor, a_kmajor) : nullptr;
-  // The entry's plan, where the problem can take it. One it cannot take counts as none (the
-  // heuristic decides, CUTLASS's rule first): a `cutlass` one without the kernel, a
-  // `transposed` one whose copy is not made (transpose_a_first, and never where CUTLASS's
-  // kernels run), tiles, skinny or gemv past the rows they take, skinny of a width the problem
-  // cannot take. A `transposed` entry that applies is for the launch, which then plans the
-  // product it makes: here the plan is the heuristic's own tiles, so that the copy is made.
+  // The entry's plan, where the problem can take it. One it cannot take counts as none (auto's
+  // own plan: the cost model's where CUTLASS's kernels run, else the heuristic's): a `cutlass`
+  // one without the kernel, a `transposed` one whose copy is not made (transpose_a_first, and
+  // never where CUTLASS's kernels run), tiles, skinny or gemv past the rows they take, skinny of
+  // a width the problem cannot take. A `transposed` entry that applies is for the launch, which
+  // then plans the product it makes: here the plan is the heuristic's own tiles, so that the
+  // copy is made.
   bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
     if (cutlass) return cutlass_plan();
@@ -1198,7 +1201,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return gemv_plan(M, K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
-  if (cutlass && !copy_first)
+  if (cutlass)  // copy_first is the heuristic's alone
     return exact_pick ? *exact_pick : exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
   if (M > skinny_max_m(b_kmajor)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
