@@ -5,10 +5,10 @@ For each shape and layout (NN; NT = nn.Linear's x @ W^T) it times, through the `
 warptile, the split-K tiles (32, 64 and 128 rows, and the pipelined 128 x 128 tile where the
 operands allow it) at 1-48 splits of K, and for up to 16 rows the skinny kernels on each of
 their widths at several split counts, for NN A copied M-major first where the operands allow
-it and no CUTLASS kernel runs (`transposed`), and from 1024 rows and columns CUTLASS's SIMT SGEMM (`cutlass`) where the
-build has it, and for NT from 256 rows and columns the same with stream-K scheduling
-(`streamk`); checks that each gives the
-heuristic's answer (within fp32 tolerance); and keeps the fastest, unless auto's own plan ran
+it and no CUTLASS kernel runs (`transposed`), and from 1024 rows and columns CUTLASS's SIMT
+SGEMM (`cutlass`) where the build has it, and for NT from 256 rows and columns the same with
+stream-K scheduling (`streamk`); checks that each gives the heuristic's answer (within fp32
+tolerance); and keeps the fastest, unless auto's own plan ran
 faster than every entry (its plan may be one no entry names, such as CUTLASS's smaller tiles
 and their splits): that shape then gets no entry, only a comment. The table (csrc/auto/plan.h
 describes its format) is keyed by shape buckets (quarter powers of two), so a measured 32 x
