@@ -180,7 +180,9 @@ def tuned_shape(shape: Shape, cutlass: Optional[bool] = None) -> Shape:
     (csrc/auto/auto.cu), so its plan is the rest's."""
     if shape.batch > 1:
         shape = Shape(shape.batch * shape.m, shape.n, shape.k, shape.layout, shape.group)
-    if _cutlass_here() if cutlass is None else cutlass:
+    if cutlass is None:
+        cutlass = _cutlass_here()
+    if cutlass:
         return shape
     r = _C.peeled_columns(shape.m, shape.n, 1)
     return Shape(shape.m, shape.n - r, shape.k, shape.layout, shape.group) if r else shape

@@ -11,11 +11,12 @@ import torch
 from gemmtiles._ops import _C
 from gemmtiles.exact_fit import _layout_flags
 from gemmtiles.testing import check_tier, needs_cuda, operand
+from gemmtiles.tune import _cutlass_here
 
 H100_SMS = 132
 # Where auto plans by its cost model (CUTLASS's kernels built, an sm_80+ GPU), which copies
 # nothing before a plan; elsewhere its heuristic, whose plans may copy an operand first.
-MODEL_PLANS = _C.cutlass_kernels() and torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+MODEL_PLANS = _cutlass_here()
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import gemmtiles
 from gemmtiles import exact_fit
 from gemmtiles._ops import _C
 from gemmtiles.testing import assert_gemm_close, check_tier, kernels_run, needs_cuda, operand
+from gemmtiles.tune import _cutlass_here
 
 H100_SMS = 132
 LAYOUTS = ("NN", "NT", "TN", "TT")
@@ -472,10 +473,6 @@ def test_model_splits_deep_k_on_few_tiles():
 def test_exact_candidates_rejects_empty_problems(bad):
     with pytest.raises(ValueError, match="must be >= 1"):
         _C.exact_candidates(*bad, True, True, True, 132)
-
-
-def _cutlass_here():
-    return torch.cuda.is_available() and _C.cutlass_kernels() and torch.cuda.get_device_capability() >= (8, 0)
 
 
 needs_cutlass = pytest.mark.skipif(not _cutlass_here(), reason="needs an sm_80+ GPU and a build with CUTLASS")
