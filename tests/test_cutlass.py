@@ -80,14 +80,14 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
 
 
 def test_candidates_cover_each_tile_and_split():
-    cands = [c for c, _ in _C.exact_candidates(2048, 2048, 4096, 1, True, True, True, H100_SMS)]
+    cands = [c for c, _ in _C.exact_candidates(2048, 2048, 6144, 1, True, True, True, H100_SMS)]
     kinds = {(c.kernel, c.mt, c.nw, c.w) for c in cands}
     assert {("cutlass", *t) for t in TILES} <= kinds
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
-    # CUTLASS's split-K to 16 slices, gemmtiles' split tiles (a reduction pass) to 32.
+    # CUTLASS's split-K to 16 slices, gemmtiles' split tiles (a reduction pass) to 64.
     assert {c.splits for c in cands if c.kernel in CUTLASS_KERNELS} == {1, 2, 3, 4, 6, 8, 12, 16}
-    assert {c.splits for c in cands if c.kernel == "split_tile"} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}
+    assert {c.splits for c in cands if c.kernel == "split_tile"} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
     # A batch of products runs data-parallel, its K-major operands copied or not; up to 32
     # products also one launch each, K split.
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)
@@ -640,7 +640,7 @@ def test_a_batch_with_k_split_is_right(layout):
 @needs_cutlass
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_deep_splits_are_right(layout):
-    # K in 24 and 32 slices (a few deep tiles filling the SMs) on every split tile that takes
+    # K in 24 to 64 slices (a few deep tiles filling the SMs) on every split tile that takes
     # them (32 and 64 rows of a row-major A, the pipelined 128 x 128 tile): odd sizes,
     # operands aligned and not, a bias row through the epilogue.
     tiles = set()
@@ -648,7 +648,7 @@ def test_deep_splits_are_right(layout):
         a, b = _operands(m, n, k, layout, pad)
         a_k, b_k, a_vec, b_vec = exact_fit._layout_flags(a, b)
         plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, H100_SMS, a_vec)
-                 if p.splits in (24, 32)]
+                 if p.splits in (24, 32, 48, 64)]
         assert {p[0] for p in plans} <= {"split_tile"}, plans
         tiles |= {p[1] for p in plans}
         for plan in plans:
