@@ -1179,15 +1179,14 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
   // a width the problem cannot take. A `transposed` entry that applies is for the launch, which
   // then plans the product it makes: here the plan is the heuristic's own tiles, so that the
   // copy is made.
-  bool copy_first = false;
   if (e && e->kernel == AutoKernel::kCutlass) {
     if (cutlass) return cutlass_plan();
   } else if (e && e->kernel == AutoKernel::kCutlassStreamK) {
     if (cutlass && a_kmajor && b_kmajor) return cutlass_streamk_plan();
   } else if (e && e->transposed) {
-    // The heuristic's copy: where CUTLASS's kernels run, the cost model plans (its candidates
+    // No plan of its own: the heuristic's copy is the launch's (launch_a_transposed, where
+    // CUTLASS's kernels do not run); where they run, the cost model plans (its candidates
     // price copies of their own), and the launch copies nothing before the plan.
-    copy_first = !cutlass && transpose_a_first(M, N, K, batch, a_kmajor, b_kmajor, b_vec, table);
   } else if (e && a_kmajor) {
     if (e->kernel == AutoKernel::kSplitTile && (e->rows == 128 || M <= kSplitTileMaxM))
       return split_tile_plan(e->rows, e->rows != 128 ? 128 : e->pipelined && async ? kAsyncTile.bn : kSplitTiles[2].bn,
@@ -1201,7 +1200,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return gemv_plan(M, K, e->rows, b_vec ? 4 : 1);
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
-  if (cutlass)  // copy_first is the heuristic's alone
+  if (cutlass)
     return exact_pick ? *exact_pick : exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec);
   if (M > skinny_max_m(b_kmajor)) {
     // One problem on the split-K tiles: the 32- and 64-row ones for row-major A and up to
