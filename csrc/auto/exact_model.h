@@ -28,7 +28,8 @@
 //    block, their serial iterations cost again (the 64-row tile on the pipelined kernel, which
 //    moves its edge tiles back inside the matrix, has none; so the 64-row tile's edge cost is
 //    that of warptile's kernel, which it runs only on products of fewer than 64 rows or 128
-//    columns, or of an unaligned row-major B).
+//    columns, of an unaligned row-major B, or of a column-major A). Both take any layout; a
+//    column-major A is copied into shared memory as it lies (no K-major cost).
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
 //    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
 //    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,

@@ -277,10 +277,22 @@ void launch_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStr
   if (plan.splits > 1) launch_reduce(p, plan.splits, ws, stream);
 }
 
-// warptile's kernel, row-major A.
-template <class Cfg, bool B_KMAJOR>
+// warptile's kernel, A and B in any layout.
+template <class Cfg, bool A_KMAJOR, bool B_KMAJOR>
 void launch_split_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  launch_split<Cfg>(p, plan, ws, stream, warptile_kernel<Cfg, true, B_KMAJOR, true>, Cfg::kSmemBytes);
+  launch_split<Cfg>(p, plan, ws, stream, warptile_kernel<Cfg, A_KMAJOR, B_KMAJOR, true>, Cfg::kSmemBytes);
+}
+
+// warptile's kernel on the operands' layouts.
+template <class Cfg>
+void launch_split_tile_any(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  if (a_kmajor(p)) {
+    b_kmajor(p) ? launch_split_tile<Cfg, true, true>(p, plan, ws, stream)
+                : launch_split_tile<Cfg, true, false>(p, plan, ws, stream);
+  } else {
+    b_kmajor(p) ? launch_split_tile<Cfg, false, true>(p, plan, ws, stream)
+                : launch_split_tile<Cfg, false, false>(p, plan, ws, stream);
+  }
 }
 
 // The pipelined kernel on the 64-row split tile, row-major A; K split through the workspace.
@@ -508,16 +520,15 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
       return true;
     case AutoKernel::kSplitTile:
       if (plan.mt == 32) {
-        b_kmajor ? launch_split_tile<SplitTile32, true>(p, plan, ws, stream)
-                 : launch_split_tile<SplitTile32, false>(p, plan, ws, stream);
+        launch_split_tile_any<SplitTile32>(p, plan, ws, stream);
       } else if (plan.mt == 64) {
-        // Row-major A (the 64-row tile's); B's lines as float4 where it is M-major.
+        // The pipelined kernel for a row-major A, B's lines as float4 where it is N-major
+        // (split_tile64_pipelined); warptile's otherwise.
         const bool b_vec = b_kmajor || (operand_vec_ok(p.b, p.b_rs) && p.b_bs % 4 == 0);
         if (p.a_cs == 1 && split_tile64_pipelined(p.M, p.N, b_kmajor, b_vec)) {
           b_kmajor ? launch_async_tile64<true>(p, plan, ws, stream) : launch_async_tile64<false>(p, plan, ws, stream);
         } else {
-          b_kmajor ? launch_split_tile<SplitTile64, true>(p, plan, ws, stream)
-                   : launch_split_tile<SplitTile64, false>(p, plan, ws, stream);
+          launch_split_tile_any<SplitTile64>(p, plan, ws, stream);
         }
       } else if (pipelined_tile(plan)) {
         if (p.a_cs == 1) {
@@ -527,9 +538,10 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
           b_kmajor ? launch_async_tile<false, true>(p, plan, ws, stream)
                    : launch_async_tile<false, false>(p, plan, ws, stream);
         }
-      } else {
-        b_kmajor ? launch_split_tile<WarptileLarge, true>(p, plan, ws, stream)
-                 : launch_split_tile<WarptileLarge, false>(p, plan, ws, stream);
+      } else {  // warptile's 128 x 256 tile, which the heuristic plans for a row-major A alone
+        if (!a_kmajor(p)) throw std::logic_error("gemmtiles: warptile's 128 x 256 split tile planned for a column-major A");
+        b_kmajor ? launch_split_tile<WarptileLarge, true, true>(p, plan, ws, stream)
+                 : launch_split_tile<WarptileLarge, true, false>(p, plan, ws, stream);
       }
       return true;
     default:

@@ -979,11 +979,13 @@ inline constexpr int kExactModelSize = kCutlassFeatures + kSkinnyFeatures + 2 + 
 inline constexpr int kGemvFeature0 = kCutlassFeatures + kSkinnyFeatures + 2;
 // Whether a split tile plan runs on warptile's kernel with edge blocks, which check their loads'
 // bounds or load one float at a time (exact_model.h): the 32-row tile, and the 64-row one where
-// the pipelined kernel does not take the operands (launch_auto_plan in auto/launch.cuh), with a
-// row or column of tiles cut by M or N, or an operand's lines not 16-byte aligned (a_vec, b_vec).
-inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool b_kmajor, bool a_vec, bool b_vec) {
+// the pipelined kernel does not take the operands (a column-major A, or launch_auto_plan's
+// other conditions in auto/launch.cuh), with a row or column of tiles cut by M or N, or an
+// operand's lines not 16-byte aligned (a_vec, b_vec).
+inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool a_kmajor, bool b_kmajor, bool a_vec,
+                             bool b_vec) {
   if (plan.mt != 32 && plan.mt != 64) return false;
-  if (plan.mt == 64 && split_tile64_pipelined(M, N, b_kmajor, b_vec)) return false;
+  if (plan.mt == 64 && a_kmajor && split_tile64_pipelined(M, N, b_kmajor, b_vec)) return false;
   return !(a_vec && b_vec && M % plan.mt == 0 && N % plan.nw == 0);
 }
 
@@ -1016,7 +1018,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     if (plan.nw != 128 || (plan.mt != 32 && plan.mt != 64 && plan.mt != 128)) return std::nullopt;
     const int tile = plan.mt == 32 ? kOwnTile0 : plan.mt == 64 ? kOwnTile0 + 1 : kOwnTile0 + 2;
     put(cutlass_features(M, N, K, batch, a_kmajor, b_kmajor, tile, plan.mt, plan.nw, plan.splits, sms,
-                         split_tile_edges(plan, M, N, b_kmajor, a_vec, b_vec)),
+                         split_tile_edges(plan, M, N, a_kmajor, b_kmajor, a_vec, b_vec)),
         0);
     return f;
   }
@@ -1088,13 +1090,12 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
   std::vector<AutoPlan> all;
   const auto consider = [&](const AutoPlan& plan) { all.push_back(plan); };
   const int64_t iters = ceil_div64(K, 8);
-  // gemmtiles' own split tiles (one product): 32 x 128 and 64 x 128 for a row-major A, the
+  // gemmtiles' own split tiles (one product): 32 x 128 and 64 x 128 for any layout, the
   // pipelined 128 x 128 tile where it takes the operands; one launch's grid holds 65535 rows
   // of tiles.
   if (batch == 1) {
     for (const int rows : {32, 64, 128}) {
-      if (ceil_div64(M, rows) > 65535 ||
-          (rows < 128 ? !a_kmajor : !async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec)))
+      if (ceil_div64(M, rows) > 65535 || (rows == 128 && !async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec)))
         continue;
       for (int64_t s : kOwnTileSplits) {
         if (s > 1 && iters / s < kMinSliceIters) break;
