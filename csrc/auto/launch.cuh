@@ -539,7 +539,8 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
                    : launch_async_tile<false, false>(p, plan, ws, stream);
         }
       } else {  // warptile's 128 x 256 tile, which the heuristic plans for a row-major A alone
-        if (!a_kmajor(p)) throw std::logic_error("gemmtiles: warptile's 128 x 256 split tile planned for a column-major A");
+        if (!a_kmajor(p))
+          throw std::logic_error("gemmtiles: warptile's 128 x 256 split tile planned for a column-major A");
         b_kmajor ? launch_split_tile<WarptileLarge, true, true>(p, plan, ws, stream)
                  : launch_split_tile<WarptileLarge, true, false>(p, plan, ws, stream);
       }

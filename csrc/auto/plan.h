@@ -958,9 +958,10 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
 // least kMinSliceIters k iterations of 8. gemmtiles' own split tiles go on to 24, 32, 48 and
 // 64 slices, so that a few deep tiles fill the SMs: their slices are added by a reduction pass
-// over all outputs at once. CUTLASS's split-K adds a tile's slices in one block, one after another: at
-// 24 and 32 slices several of its plans ran well behind their estimates (docs/auto.md), so its
-// candidates stop at 16. (The model was fitted on up to 16 slices for both.)
+// over all outputs at once. CUTLASS's split-K adds a tile's slices in one block, one after
+// another: at 24 and 32 slices several of its plans ran well behind their estimates
+// (docs/auto.md), so its candidates stop at 16. (The model was fitted on up to 16 slices for
+// both.)
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 inline constexpr int64_t kOwnTileSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 inline constexpr int64_t kMinSliceIters = 4;
