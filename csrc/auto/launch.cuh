@@ -525,7 +525,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
         // The pipelined kernel for a row-major A, B's lines as float4 where it is N-major
         // (split_tile64_pipelined); warptile's otherwise.
         const bool b_vec = b_kmajor || (operand_vec_ok(p.b, p.b_rs) && p.b_bs % 4 == 0);
-        if (p.a_cs == 1 && split_tile64_pipelined(p.M, p.N, b_kmajor, b_vec)) {
+        if (split_tile64_pipelined(p.M, p.N, a_kmajor(p), b_kmajor, b_vec)) {
           b_kmajor ? launch_async_tile64<true>(p, plan, ws, stream) : launch_async_tile64<false>(p, plan, ws, stream);
         } else {
           launch_split_tile_any<SplitTile64>(p, plan, ws, stream);

@@ -203,11 +203,11 @@ inline constexpr bool async_tile_ok(int64_t M, int64_t N, bool a_kmajor, bool a_
   return M >= tile.bm && N >= tile.bn && (a_kmajor || (a_vec && M % 4 == 0)) && (b_kmajor || (b_vec && N % 4 == 0));
 }
 
-// Whether the 64-row split tile (a row-major A) runs on the pipelined kernel rather than on
+// Whether the 64-row split tile runs on the pipelined kernel (a row-major A's) rather than on
 // warptile's: launch_auto_plan in auto/launch.cuh launches by it, and the cost model prices
 // warptile's edge blocks by it (split_tile_edges).
-inline constexpr bool split_tile64_pipelined(int64_t M, int64_t N, bool b_kmajor, bool b_vec) {
-  return async_tile_ok(M, N, true, true, b_kmajor, b_vec, kAsyncTile64);
+inline constexpr bool split_tile64_pipelined(int64_t M, int64_t N, bool a_kmajor, bool b_kmajor, bool b_vec) {
+  return a_kmajor && async_tile_ok(M, N, true, true, b_kmajor, b_vec, kAsyncTile64);
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -986,7 +986,7 @@ inline constexpr int kGemvFeature0 = kCutlassFeatures + kSkinnyFeatures + 2;
 inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool a_kmajor, bool b_kmajor, bool a_vec,
                              bool b_vec) {
   if (plan.mt != 32 && plan.mt != 64) return false;
-  if (plan.mt == 64 && a_kmajor && split_tile64_pipelined(M, N, b_kmajor, b_vec)) return false;
+  if (plan.mt == 64 && split_tile64_pipelined(M, N, a_kmajor, b_kmajor, b_vec)) return false;
   return !(a_vec && b_vec && M % plan.mt == 0 && N % plan.nw == 0);
 }
 
