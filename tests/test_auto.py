@@ -118,9 +118,12 @@ def test_plan_splits_the_tiles_to_fill_the_gpu(m, n, k, splits):
 
 
 def test_plan_splits_k_to_fill_the_gpu():
-    # 4096 columns in 32-column blocks (W^T) is 128 blocks: K is split in 2 so that 256
-    # blocks fill 2 per SM once (3 splits would leave a partial second wave).
+    # 4096 columns in 64-column blocks (W^T, float4s: the async kernel) is 64 blocks: K is
+    # split in 4 so that 256 blocks fill 2 per SM once (5 splits would leave a partial second
+    # wave); single floats, 32-column blocks, split K in 2.
     *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
+    assert splits == 4 and k_slice == 1024
+    *_, splits, k_slice = _C.auto_plan(8, 4096, 4095, 1, True, False, H100_SMS)
     assert splits == 2 and k_slice == 2048
     # Row-major B, 128 columns a block (float4s) and 8 slices of K in it: 32 blocks, 8 along K
     # fill 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24
@@ -141,9 +144,10 @@ def test_plan_splits_k_to_fill_the_gpu():
     assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
-    # 16 rows of W^T: 128 columns a block, one block per SM: 32 blocks, 4 splits fill 128.
+    # 16 rows of W^T: 128 columns a block, two blocks per SM (float4s, the async kernel): 32
+    # blocks, 8 splits fill 256.
     *_, splits, k_slice = _C.auto_plan(16, 4096, 4096, 1, True, True, H100_SMS)
-    assert splits == 4 and k_slice == 1024
+    assert splits == 8 and k_slice == 512
 
 
 CUDA_SHAPES = [
@@ -446,6 +450,44 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     _check_each_forced(plans, a, b, c)
 
 
+def _skinny_kmajor_candidates(m, n, k, b):
+    """The column-major-B skinny plans auto weighs for A (m x k, row-major) @ b."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    b_vec = b.stride(1) % 4 == 0 and b.data_ptr() % 16 == 0
+    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, True, True, b_vec, sms, True)
+            if p[0] == "skinny_kmajor"]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k", [(5, 643, 4240), (8, 1000, 2084), (9, 130, 516), (16, 257, 3000), (12, 3, 700),
+                                   (16, 4099, 32), (7, 1000, 2085)])
+def test_column_major_b_skinny_kernels_forced(m, n, k):
+    # Each column-major-B skinny plan of 5-16 rows auto weighs, forced: float4s of B through
+    # shared memory (where B's lines are aligned and the GPU holds the async kernel), single
+    # floats through registers; K whole and in slices, c, alpha and beta.
+    a = operand(m, k, "cuda", pad=3, offset=1)
+    b = operand(k, n, "cuda", "col")
+    plans = _skinny_kmajor_candidates(m, n, k, b)
+    assert plans and {p[3] for p in plans} == ({4} if k % 4 == 0 else {1})
+    _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
+
+
+@needs_cuda
+@pytest.mark.parametrize("m", [6, 16])
+@pytest.mark.parametrize("k", [5, 301, 1027])
+def test_column_major_b_float4s_on_a_view_shorter_than_its_lines(m, k):
+    # Lines of B (its columns, along K) 16-byte aligned but K not a multiple of 4: the float4
+    # plans' last float4 of a line is cut by K, on a B whose storage ends at its last line's
+    # K-th element.
+    n = 300
+    ld = -(-k // 4) * 4
+    b = torch.randn((n - 1) * ld + k, device="cuda").as_strided((k, n), (1, ld))
+    a = operand(m, k, "cuda")
+    plans = [p for p in _skinny_kmajor_candidates(m, n, k, b) if p[3] == 4]
+    assert plans
+    _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
+
+
 @needs_cuda
 @pytest.mark.parametrize("m", [1, 4, 12])
 @pytest.mark.parametrize("n", [6, 130])
@@ -498,7 +540,7 @@ def test_table_entry_decides_the_plan():
     for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4095 4096 skinny 128 40"),
                         ((16, 2048, 2048, 1, True, True), "NT 16 2048 2048 skinny 32 2")]:
         assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
-    with pytest.raises(ValueError, match=re.escape("skinny <0|32|128>")):
+    with pytest.raises(ValueError, match=re.escape("skinny <0|32|64|128>")):
         _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 8 2")
     # An entry a problem cannot take (skinny past 16 rows) falls back to the heuristic.
     bad_fit = "NT 32 4096 4096 skinny 0 4"

@@ -377,15 +377,34 @@ inline int64_t block_smem_optin() {
   return bytes > 0 ? bytes : 48 * 1024;  // 0: unread, or a device that cannot be named
 }
 
-// The column-major-B skinny configuration for MT rows (skinny_kmajor_shape in auto/plan.h):
-// up to 4 rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256
-// columns at a time (two buffers), two blocks per SM; 16 rows A staged KC = 1024 columns at a
-// time (two buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one
-// block per SM (64 accumulators and four steps of B in flight) — or 256 columns at a time
-// (32 KB) on a GPU whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
+// Whether each SM of the current device holds `blocks` blocks of Kernel at once, of kThreads
+// threads and kSmem bytes of dynamic shared memory (CUDA's occupancy calculator, asked once
+// per device: the launch's shape is part of the template, so the answer kept is its own;
+// false where it cannot be asked); Kernel's shared-memory limit is raised to kSmem where one
+// block may have that much.
+template <auto Kernel, int kThreads, size_t kSmem>
+bool sm_holds(int blocks) {
+  if (int64_t(kSmem) > block_smem_optin() || !set_smem_limit_once<Kernel>(kSmem)) return false;
+  return once_per_device([](int) {
+           int held = 0;
+           if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&held, Kernel, kThreads, kSmem) != cudaSuccess) {
+             cudaGetLastError();
+             held = 0;
+           }
+           return held;
+         }) >= blocks;
+}
+
+// The column-major-B register kernel's configuration for MT rows (skinny_kmajor_shape in
+// auto/plan.h, loads of single floats; float4s where the async kernel cannot run): up to 4
+// rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256 columns at a
+// time (two buffers), two blocks per SM; 16 rows A staged KC = 1024 columns at a time (two
+// buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one block per SM
+// (64 accumulators and four steps of B in flight) — or 256 columns at a time (32 KB) on a GPU
+// whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
 template <int MT, int KC = (MT <= 8 ? 256 : 1024)>
-using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT).nw, skinny_kmajor_shape(MT).blocks_per_sm, KC,
-                                  32 / skinny_kmajor_shape(MT).groups>;
+using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT, 1).nw, skinny_kmajor_shape(MT, 1).blocks_per_sm, KC,
+                                  32 / skinny_kmajor_shape(MT, 1).groups>;
 
 // The kernel with W-wide loads of B; its shared-memory limit raised past the default 48 KB
 // where it needs more (set_smem_limit_once).
@@ -404,6 +423,17 @@ void launch_skinny_kmajor_cfg(const GemmProblem& p, const AutoPlan& plan, float*
 
 template <int MT>
 void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  if constexpr (MT > 4) {
+    // Float4s of 8 and 16 rows: the async kernel (chunks of A 256 columns, B's steps in a
+    // ring per warp) where each SM holds its blocks.
+    constexpr SkinnyKMajorShape shape = skinny_kmajor_shape(MT, 4);
+    using Async = SkinnyConfig<MT, shape.nw, shape.blocks_per_sm, 256, 32 / shape.groups>;
+    constexpr int S = skinny_kmajor_async_stages(MT);
+    constexpr auto kernel = skinny_kmajor_async_kernel<Async, S>;
+    constexpr size_t smem = skinny_kmajor_async_smem<Async, S>();
+    if (plan.w == 4 && sm_holds<kernel, Async::kThreads, smem>(shape.blocks_per_sm))
+      return launch_skinny<Async>(p, plan, kernel, ws, stream, smem);
+  }
   using Cfg = SkinnyKMajor<MT>;
   if constexpr (MT > 8) {
     if (int64_t(skinny_kmajor_smem<Cfg>(true)) > block_smem_optin())
@@ -429,23 +459,6 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   constexpr size_t smem = skinny_split_smem<MT, W>();
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
-}
-// Whether each SM of the current device holds `blocks` blocks of Kernel at once, of kThreads
-// threads and kSmem bytes of dynamic shared memory (CUDA's occupancy calculator, asked once
-// per device: the launch's shape is part of the template, so the answer kept is its own;
-// false where it cannot be asked); Kernel's shared-memory limit is raised to kSmem where one
-// block may have that much.
-template <auto Kernel, int kThreads, size_t kSmem>
-bool sm_holds(int blocks) {
-  if (int64_t(kSmem) > block_smem_optin() || !set_smem_limit_once<Kernel>(kSmem)) return false;
-  return once_per_device([](int) {
-           int held = 0;
-           if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&held, Kernel, kThreads, kSmem) != cudaSuccess) {
-             cudaGetLastError();
-             held = 0;
-           }
-           return held;
-         }) >= blocks;
 }
 template <int MT>
 void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {

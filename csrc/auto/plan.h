@@ -128,35 +128,43 @@ inline constexpr int skinny_rows(int64_t M, bool b_kmajor) {
   return M == 1 && !b_kmajor ? 1 : M <= 4 ? 4 : M <= 8 ? 8 : 16;
 }
 
-// The column-major-B skinny kernel's shape for mt rows: columns per group of lanes, groups
-// per warp, and resident blocks per SM (csrc/auto/skinny.cuh).
+// The column-major-B skinny kernel's shape for mt rows and loads of w floats of B: columns per
+// group of lanes, groups per warp, and resident blocks per SM (csrc/auto/skinny.cuh). Float4s
+// for 8 and 16 rows go through shared memory (the async kernel: groups of 8 lanes, two blocks
+// per SM), other loads through registers; a GPU whose SMs cannot hold two blocks of the async
+// kernel runs the register kernel in its own shape (auto/launch.cuh).
 struct SkinnyKMajorShape {
   int nw, groups, blocks_per_sm;
 };
-inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt) {
+inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt, int w) {
+  if (w == 4 && mt == 8) return {2, 4, 2};
+  if (w == 4 && mt == 16) return {4, 4, 2};
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
 }
+// Steps of B the async kernel keeps in flight per warp, for mt rows: what its two blocks per SM
+// leave of an sm_90 SM's shared memory beside their chunks of A.
+inline constexpr int skinny_kmajor_async_stages(int mt) { return mt == 8 ? 8 : 4; }
 
 // Columns of B one block of a skinny plan takes: the column-major-B kernel's 8 warps of groups
 // of nw columns; the row-major-B kernel's 32 lanes of w each. What a table's skinny entry names
 // (auto/table.cpp), as it tells the kernels' widths apart.
 inline int64_t skinny_cols(const AutoPlan& plan) {
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
-    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     return int64_t(kSkinnyWarps) * shape.nw * shape.groups;
   }
   return skinny_split_cols(plan);
 }
 // The blocks of a skinny plan's kernel that all SMs hold at once.
 inline int64_t skinny_slots(const AutoPlan& plan, int64_t sms) {
-  return (plan.kernel == AutoKernel::kSkinnyKMajor ? skinny_kmajor_shape(plan.mt).blocks_per_sm
+  return (plan.kernel == AutoKernel::kSkinnyKMajor ? skinny_kmajor_shape(plan.mt, plan.w).blocks_per_sm
                                                     : skinny_split_blocks_per_sm(plan.mt, plan.w)) *
          sms;
 }
 // The skinny kernel for M rows and such a B with K whole, loading w floats of B at a time.
 inline AutoPlan skinny_shape(int64_t M, bool b_kmajor, int w) {
   const int mt = skinny_rows(M, b_kmajor);
-  return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, mt, skinny_kmajor_shape(mt).nw, w}
+  return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, mt, skinny_kmajor_shape(mt, w).nw, w}
                   : AutoPlan{AutoKernel::kSkinnyNMajor, mt, 1, w};
 }
 // The widths (skinny_cols) a table's skinny entry may name for M rows and such a B: the
@@ -948,7 +956,7 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
 inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
   int64_t steps = plan.k_slice;
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
-    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt);
+    const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
   }
   const int64_t slots = std::max<int64_t>(1, skinny_slots(plan, sms));
@@ -1314,7 +1322,7 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
   }
   // Column-major B: splits no more than fill the SMs' blocks once, since a partial second
   // wave of its blocks cost more than fewer, longer slices (docs/auto.md).
-  plan.nw = skinny_kmajor_shape(plan.mt).nw;
+  plan.nw = skinny_kmajor_shape(plan.mt, plan.w).nw;
   const int64_t slots = skinny_slots(plan, sms);
   const int64_t blocks = ceil_div64(N, skinny_cols(plan)) * batch;
   cut_k(plan, K, std::min<int64_t>(splits > 0 ? splits : slots / blocks, 65535), 32);

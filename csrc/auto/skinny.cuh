@@ -274,6 +274,129 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   }
 }
 
+// B column-major with 16-byte aligned lines (float4s, W = 4): the staged kernel's groups,
+// steps and chunks of A, with B's float4s copied into shared memory (cp.async) instead of
+// registers. Each warp keeps S steps of its loads in flight in its own ring; a lane copies its
+// NW float4s of a step and later reads back only those, so its own cp.async.wait_group orders
+// the ring (no barrier, no shuffle), and what bounds the bytes in flight is shared memory, not
+// registers: a DRAM stream as fast as the GPU's needs more of them than the registers of 8 to
+// 16 rows' accumulators leave. A's chunks are copied as the staged kernel's, one group of
+// copies a chunk between the steps' groups: a chunk's copies are issued a chunk (at least S - 1
+// steps) before it is used, so the steps' waits cover them too.
+// Dynamic shared memory skinny_kmajor_async_smem<Cfg, S>: two chunks of A, the warps' rings.
+template <class Cfg, int S>
+constexpr size_t skinny_kmajor_async_smem() {
+  return sizeof(float) * (2 * Cfg::MT * Cfg::KC + Cfg::kWarps * S * Cfg::NW * 128);
+}
+template <class Cfg, int S>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_async_kernel(GemmProblem p, SkinnySplit s) {
+  constexpr int MT = Cfg::MT, NW = Cfg::NW, KC = Cfg::KC, KL = Cfg::KL, W = 4, kStep = KL * W;
+  static_assert(KC % kStep == 0 && KC / kStep >= S - 1, "a chunk of A is copied at least S - 1 steps ahead");
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % KL, warp = threadIdx.x / 32, group = threadIdx.x % 32 / KL;
+  const int64_t n0 = ((int64_t(blockIdx.x) * Cfg::kWarps + warp) * Cfg::kGroups + group) * NW;
+  const int64_t k_begin = int64_t(blockIdx.y) * s.k_slice;
+  const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
+  extern __shared__ __align__(16) float smem[];
+  // Chunk c of A at smem + (c % 2) * MT * KC, its A(m, k0 + kk) at [m * KC + kk]; this lane's
+  // float4 of column j in ring stage st at Bs[(st * NW + j) * 128].
+  float* const Bs = smem + 2 * MT * KC + warp * S * NW * 128 + threadIdx.x % 32 * 4;
+  const bool a_vec = p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
+  const float* b_line[NW];  // nullptr: a column past N (zeros, nothing read)
+#pragma unroll
+  for (int j = 0; j < NW; ++j) b_line[j] = n0 + j < p.N ? v.b + (n0 + j) * p.b_cs : nullptr;
+  // Copies step t's float4s (k_begin + t kStep + lane W ...), zeros past k_end (a float4 cut by
+  // K reads its floats inside); one group of copies a step, past the slice's end too.
+  auto copy_b = [&](int t) {
+    const int64_t k = k_begin + int64_t(t) * kStep + lane * W;
+    const int bytes = k_end - k >= W ? 16 : k_end > k ? int(k_end - k) * 4 : 0;
+    float* dst = Bs + (t % S) * NW * 128;
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      const bool in = b_line[j] != nullptr && bytes > 0;
+      cp_async16(dst + j * 128, in ? b_line[j] + k : v.b, in ? bytes : 0);
+    }
+    cp_async_commit();
+  };
+  // Copies the chunk of A at k0 (whole steps: zeros past k_end) into dst: one group.
+  auto stage = [&](float* dst, int64_t k0) {
+    const int64_t cols = k_end - k0 < KC ? k_end - k0 : KC;
+    const int span = int((cols + kStep - 1) / kStep) * kStep;
+    for (int e = threadIdx.x; e < MT * span / 4; e += Cfg::kThreads) {
+      const int m = e / (span / 4), kk = e % (span / 4) * 4;
+      const int64_t k = k0 + kk;
+      const float* row = v.a + m * p.a_rs;
+      if (a_vec && (m >= p.M || k + 3 < k_end || k >= k_end)) {
+        const bool in = m < p.M && k < k_end;
+        cp_async16(&dst[m * KC + kk], in ? row + k : v.a, in ? 16 : 0);
+      } else {
+        float x[4];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) x[w] = m < p.M && k + w < k_end ? row[(k + w) * p.a_cs] : 0.0f;
+        *reinterpret_cast<float4*>(&dst[m * KC + kk]) = make_float4(x[0], x[1], x[2], x[3]);
+      }
+    }
+    cp_async_commit();
+  };
+  float acc[MT][NW] = {};
+  stage(smem, k_begin);
+#pragma unroll
+  for (int t = 0; t < S; ++t) copy_b(t);
+  int t = 0, buf = 0;
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += KC, buf ^= 1) {
+    cp_async_wait<S - 1>();  // this chunk's copies (this thread's) have landed ...
+    __syncthreads();         // ... everyone's; and the other buffer's chunk has been used
+    if (k0 + KC < k_end) stage(smem + (buf ^ 1) * MT * KC, k0 + KC);
+    const float* const Ac = smem + buf * MT * KC;
+    const int64_t cols = k_end - k0 < KC ? k_end - k0 : KC;
+    const int steps = int((cols + kStep - 1) / kStep);
+    for (int i = 0; i < steps; ++i, ++t) {
+      cp_async_wait<S - 1>();  // step t's copies (this lane's) have landed
+      const float* const b = Bs + (t % S) * NW * 128;
+      float4 bq[NW];
+#pragma unroll
+      for (int j = 0; j < NW; ++j) bq[j] = *reinterpret_cast<const float4*>(b + j * 128);
+      const int kk = i * kStep + lane * W;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const float4 a4 = *reinterpret_cast<const float4*>(&Ac[m * KC + kk]);
+#pragma unroll
+        for (int j = 0; j < NW; ++j) {
+          float x = acc[m][j];
+          x += a4.x * bq[j].x;
+          x += a4.y * bq[j].y;
+          x += a4.z * bq[j].z;
+          x += a4.w * bq[j].w;
+          acc[m][j] = x;
+        }
+      }
+      // The stage just read takes step t + S (its reads come first in the lane's order, and
+      // the compiler keeps them there).
+      asm volatile("" ::: "memory");
+      copy_b(t + S);
+    }
+  }
+  cp_async_wait<0>();  // copies past the slice (zeros) land before the block exits
+  // Sum over a group's lanes (a fixed butterfly: the same order on every run).
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      float x = acc[m][j];
+#pragma unroll
+      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+      acc[m][j] = x;
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
+    }
+  }
+}
+
 // B row-major: the block's 8 warps share 32 W columns, lane l the W from W l (W = 4: one
 // float4, for rows of B that are 16-byte aligned lines, unit column stride; W = 1: one float,
 // any column stride), and split the block's K: warp w takes the slice blockIdx.y * 8 + w, of

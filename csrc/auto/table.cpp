@@ -122,7 +122,7 @@ AutoTable AutoTable::parse(const std::string& text) {
     const bool cutlass = ok && f[4] == "cutlass" && rows == 0 && e.splits == 1;
     const bool streamk = ok && f[4] == "streamk" && f[0] == "NT" && rows == 0 && e.splits == 1;
     // skinny: the columns of B a block takes (skinny_cols in auto/plan.h), 0 for the usual.
-    const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 128);
+    const bool skinny = ok && f[4] == "skinny" && (rows == 0 || rows == 32 || rows == 64 || rows == 128);
     // gemv: the columns of B a block takes (a width of kGemvBuilds), float4s where B's lines
     // allow them; a width the build for the problem's rows lacks leaves the entry unused.
     const bool gemv = ok && f[4] == "gemv" && f[0] == "NT" && e.splits == 1 && gemv_width(rows);
@@ -130,7 +130,7 @@ AutoTable AutoTable::parse(const std::string& text) {
         !(tile || transposed || cutlass || streamk || skinny || gemv || f[4] == "warptile")) {
       throw std::invalid_argument("line " + std::to_string(no) + ": expected '<NN|NT> m n k " +
                                   "<split_tile|pipelined|warptile> rows splits', '<NN|NT> m n k skinny " +
-                                  "<0|32|128> splits', 'NT m n k gemv <2|4|8> 1', 'NN m n k " +
+                                  "<0|32|64|128> splits', 'NT m n k gemv <2|4|8> 1', 'NN m n k " +
                                   "transposed 0 1', '<NN|NT|TN|TT> m n k cutlass 0 1' or 'NT m n k " +
                                   "streamk 0 1', got '" + line + "'");
     }
