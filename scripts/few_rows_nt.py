@@ -13,6 +13,7 @@ import torch
 
 import gemmtiles
 from gemmtiles import bench
+from profile_small import kernels  # scripts/: (name, GPU microseconds) of each kernel a call runs
 
 ROWS = (2, 4, 8, 12, 16)
 WEIGHTS = ((5504, 2048), (2048, 5504), (32000, 2048), (4096, 4096), (11008, 4096))  # (N, K)
@@ -34,17 +35,6 @@ def gpu_us(fn, device, calls: int = 30) -> float:
     return statistics.median(times)
 
 
-def kernels(fn):
-    """(name, GPU microseconds) of each kernel one call of fn runs."""
-    fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [(e.name[:60], round(e.device_time, 1)) for e in prof.events()
-            if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
 def under(precision: str, fn):
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
@@ -52,6 +42,10 @@ def under(precision: str, fn):
         return fn()
     finally:
         torch.set_float32_matmul_precision(previous)
+
+
+def kernel_list(fn):
+    return [(name[:60], round(us, 1)) for name, us in kernels(fn)]
 
 
 def main():
@@ -72,8 +66,9 @@ def main():
             print(f"{m}x{n}x{k} NT: {fp32:.1f} {tf32:.1f} {highest:.1f} {high:.1f} {tier:.1f} | "
                   f"{mb / tf32:.0f} {mb / highest:.0f}  ratio high/tf32 {tf32 / high:.2f} "
                   f"tf32forced/tf32 {tf32 / tier:.2f}", flush=True)
-            print("   auto:", under("highest", lambda: kernels(auto)), "\n   high:", under("high", lambda: kernels(auto)),
-                  "\n   cublas-tf32:", kernels(lambda: bench.cublas_matmul(a, b, True)), flush=True)
+            print("   auto:", under("highest", lambda: kernel_list(auto)),
+                  "\n   high:", under("high", lambda: kernel_list(auto)),
+                  "\n   cublas-tf32:", kernel_list(lambda: bench.cublas_matmul(a, b, True)), flush=True)
 
 
 if __name__ == "__main__":

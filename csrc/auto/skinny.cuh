@@ -105,6 +105,57 @@ __device__ __forceinline__ void load_line(float (&dst)[W], const float* line, in
   }
 }
 
+// The column-major-B kernels' chunk of A: its `span` columns from k0 (a multiple of 4, zeros
+// past k_end and rows past M) into dst, A(m, k0 + kk) at dst[m * KC + kk], by the block's
+// kThreads threads: rows' whole float4s as asynchronous copies, all in flight at once (where
+// A's rows are 16-byte aligned lines: a_vec; k0 a multiple of 4), rows past M as zeros;
+// float4s that cross k_end (at most one a row), and every float of an unaligned A, through
+// registers. One group of copies: complete after cp_async_wait and a barrier.
+template <int MT, int KC, int kThreads>
+__device__ __forceinline__ void skinny_stage_a(float* dst, const GemmProblem& p, const BatchView& v, bool a_vec,
+                                               int64_t k0, int64_t k_end, int span) {
+  for (int e = threadIdx.x; e < MT * span / 4; e += kThreads) {
+    const int m = e / (span / 4), kk = e % (span / 4) * 4;
+    const int64_t k = k0 + kk;
+    const float* row = v.a + m * p.a_rs;
+    if (a_vec && (m >= p.M || k + 3 < k_end || k >= k_end)) {
+      const bool in = m < p.M && k < k_end;
+      cp_async16(&dst[m * KC + kk], in ? row + k : v.a, in ? 16 : 0);
+    } else {
+      float x[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) x[w] = m < p.M && k + w < k_end ? row[(k + w) * p.a_cs] : 0.0f;
+      *reinterpret_cast<float4*>(&dst[m * KC + kk]) = make_float4(x[0], x[1], x[2], x[3]);
+    }
+  }
+  cp_async_commit();
+}
+
+// The column-major-B kernels' end: each of a group's MT x NW sums added over its KL lanes (a
+// fixed butterfly: the same order on every run), then lane i of the group writes output i, in
+// rounds of KL.
+template <int MT, int NW, int KL>
+__device__ __forceinline__ void skinny_kmajor_store(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
+                                                    float (&acc)[MT][NW], int lane, int64_t n0) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      float x = acc[m][j];
+#pragma unroll
+      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+      acc[m][j] = x;
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
+    }
+  }
+}
+
 // B column-major (unit row stride): a warp is 32 / KL groups of KL lanes; a group holds NW
 // columns, and its lanes take W consecutive k of each per step (KL W k per column and step).
 // Where A comes from depends on how many of its rows there are:
@@ -165,27 +216,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
       const int64_t cols = k_end - k0 < KC ? k_end - k0 : KC;
       return int((cols + kRound - 1) / kRound) * kRound;
     };
-    // Stages the chunk of A at k0 into `dst`: its rows' whole float4s as asynchronous copies,
-    // all in flight at once (where A's rows are 16-byte aligned lines; k0 is a multiple of 32),
-    // rows past M as zeros; float4s that cross k_end (at most one a row), and every float of
-    // an unaligned A, through registers. Complete after cp_async_wait and a barrier.
+    // Stages the chunk of A at k0 into `dst` (skinny_stage_a; k0 a multiple of 32).
     auto stage = [&](float* dst, int64_t k0) {
-      const int span = chunk_span(k0);
-      for (int e = threadIdx.x; e < MT * span / 4; e += Cfg::kThreads) {
-        const int m = e / (span / 4), kk = e % (span / 4) * 4;
-        const int64_t k = k0 + kk;
-        const float* row = v.a + m * p.a_rs;
-        if (a_vec && (m >= p.M || k + 3 < k_end || k >= k_end)) {
-          const bool in = m < p.M && k < k_end;
-          cp_async16(&dst[m * KC + kk], in ? row + k : v.a, in ? 16 : 0);
-        } else {
-          float x[4];
-#pragma unroll
-          for (int w = 0; w < 4; ++w) x[w] = m < p.M && k + w < k_end ? row[(k + w) * p.a_cs] : 0.0f;
-          *reinterpret_cast<float4*>(&dst[m * KC + kk]) = make_float4(x[0], x[1], x[2], x[3]);
-        }
-      }
-      cp_async_commit();
+      skinny_stage_a<MT, KC, Cfg::kThreads>(dst, p, v, a_vec, k0, k_end, chunk_span(k0));
     };
 #pragma unroll
     for (int u = 0; u < kAhead; ++u) load_b(bv[u], k_begin + lane * W + u * kStep);
@@ -253,25 +286,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
       }
     }
   }
-  // Sum over a group's lanes (a fixed butterfly: the same order on every run).
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      float x = acc[m][j];
-#pragma unroll
-      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
-      acc[m][j] = x;
-    }
-  }
-  // Lane i of a group writes output i of its MT x NW results, in rounds of KL.
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
-    }
-  }
+  skinny_kmajor_store<MT, NW, KL>(p, v, s, acc, lane, n0);
 }
 
 // B column-major with 16-byte aligned lines (float4s, W = 4): the staged kernel's groups,
@@ -321,22 +336,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   // Copies the chunk of A at k0 (whole steps: zeros past k_end) into dst: one group.
   auto stage = [&](float* dst, int64_t k0) {
     const int64_t cols = k_end - k0 < KC ? k_end - k0 : KC;
-    const int span = int((cols + kStep - 1) / kStep) * kStep;
-    for (int e = threadIdx.x; e < MT * span / 4; e += Cfg::kThreads) {
-      const int m = e / (span / 4), kk = e % (span / 4) * 4;
-      const int64_t k = k0 + kk;
-      const float* row = v.a + m * p.a_rs;
-      if (a_vec && (m >= p.M || k + 3 < k_end || k >= k_end)) {
-        const bool in = m < p.M && k < k_end;
-        cp_async16(&dst[m * KC + kk], in ? row + k : v.a, in ? 16 : 0);
-      } else {
-        float x[4];
-#pragma unroll
-        for (int w = 0; w < 4; ++w) x[w] = m < p.M && k + w < k_end ? row[(k + w) * p.a_cs] : 0.0f;
-        *reinterpret_cast<float4*>(&dst[m * KC + kk]) = make_float4(x[0], x[1], x[2], x[3]);
-      }
-    }
-    cp_async_commit();
+    skinny_stage_a<MT, KC, Cfg::kThreads>(dst, p, v, a_vec, k0, k_end, int((cols + kStep - 1) / kStep) * kStep);
   };
   float acc[MT][NW] = {};
   stage(smem, k_begin);
@@ -377,24 +377,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
     }
   }
   cp_async_wait<0>();  // copies past the slice (zeros) land before the block exits
-  // Sum over a group's lanes (a fixed butterfly: the same order on every run).
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      float x = acc[m][j];
-#pragma unroll
-      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
-      acc[m][j] = x;
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
-    }
-  }
+  skinny_kmajor_store<MT, NW, KL>(p, v, s, acc, lane, n0);
 }
 
 // B row-major: the block's 8 warps share 32 W columns, lane l the W from W l (W = 4: one
