@@ -33,7 +33,7 @@ CASES = [
     (13, 1028, 1500, "row", "row", 0, 0, None),  # its 16-row configuration,
     (3, 20000, 40, "row", "row", 0, 0, None),  # K whole
     (13, 300, 4133, "row", "col", 1, 1, None),  # its 16-row W^T kernel, split
-    (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: three chunks of A in two buffers
+    (16, 20000, 2100, "row", "col", 0, 0, None),  # K whole: chunks of A in two buffers, W^T through shared memory
     (20, 301, 1001, "row", "col", 1, 1, None),  # auto's split tiles: 32 rows,
     (50, 515, 2003, "row", "row", 0, 3, None),  # 64 rows on warptile's kernel (B off 16 bytes),
     (190, 1000, 517, "row", "col", 1, 1, None),  # the 64-row tile on the pipelined kernel, last tile moved back,
@@ -87,7 +87,9 @@ def cutlass_tiles() -> list[tuple[int, int, int]]:
 SKINNY_CASES = [
     ((1, 1027, 3000, "row", "col", 0, 0, None), False),  # W^T as float4s
     ((3, 61, 1001, "row", "col", 1, 1, None), False),  # single floats, fewer columns than a block
-    ((13, 300, 4132, "row", "col", 0, 0, None), False),  # W^T past 8 rows: four groups of lanes
+    ((13, 300, 4132, "row", "col", 0, 0, None), False),  # W^T past 8 rows: float4s through shared memory
+    ((6, 1027, 3000, "row", "col", 0, 0, None), False),  # and of 5-8 rows
+    ((12, 130, 4097, "row", "col", 3, 0, None), False),  # W^T's aligned lines, K past a float4, past 8 rows
     ((2, 300, 517, "row", "col", 0, 0, 3), True),  # a batch with a B per entry
     ((5, 1028, 3000, "row", "row", 0, 0, None), False),  # a row-major B: float4s and single floats
     ((7, 259, 1500, "row", "row", 0, 1, None), False),  # a row-major B off 4 bytes
