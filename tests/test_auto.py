@@ -450,11 +450,12 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     _check_each_forced(plans, a, b, c)
 
 
-def _skinny_kmajor_candidates(m, n, k, b):
-    """The column-major-B skinny plans auto weighs for A (m x k, row-major) @ b."""
+def _skinny_kmajor_candidates(a, b):
+    """The column-major-B skinny plans auto weighs for a @ b (one product)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    b_vec = b.stride(1) % 4 == 0 and b.data_ptr() % 16 == 0
-    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, True, True, b_vec, sms, True)
+    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+    (m, k), n = a.shape, b.shape[1]
+    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
             if p[0] == "skinny_kmajor"]
 
 
@@ -467,7 +468,7 @@ def test_column_major_b_skinny_kernels_forced(m, n, k):
     # floats through registers; K whole and in slices, c, alpha and beta.
     a = operand(m, k, "cuda", pad=3, offset=1)
     b = operand(k, n, "cuda", "col")
-    plans = _skinny_kmajor_candidates(m, n, k, b)
+    plans = _skinny_kmajor_candidates(a, b)
     assert plans and {p[3] for p in plans} == ({4} if k % 4 == 0 else {1})
     _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
 
@@ -483,7 +484,7 @@ def test_column_major_b_float4s_on_a_view_shorter_than_its_lines(m, k):
     ld = -(-k // 4) * 4
     b = torch.randn((n - 1) * ld + k, device="cuda").as_strided((k, n), (1, ld))
     a = operand(m, k, "cuda")
-    plans = [p for p in _skinny_kmajor_candidates(m, n, k, b) if p[3] == 4]
+    plans = [p for p in _skinny_kmajor_candidates(a, b) if p[3] == 4]
     assert plans
     _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
 

@@ -402,9 +402,12 @@ bool sm_holds(int blocks) {
 // buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one block per SM
 // (64 accumulators and four steps of B in flight) — or 256 columns at a time (32 KB) on a GPU
 // whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
+// SkinnyKMajorFor: the configuration of skinny_kmajor_shape(MT, W) on chunks of KC columns of A.
+template <int MT, int W, int KC>
+using SkinnyKMajorFor = SkinnyConfig<MT, skinny_kmajor_shape(MT, W).nw, skinny_kmajor_shape(MT, W).blocks_per_sm, KC,
+                                     32 / skinny_kmajor_shape(MT, W).groups>;
 template <int MT, int KC = (MT <= 8 ? 256 : 1024)>
-using SkinnyKMajor = SkinnyConfig<MT, skinny_kmajor_shape(MT, 1).nw, skinny_kmajor_shape(MT, 1).blocks_per_sm, KC,
-                                  32 / skinny_kmajor_shape(MT, 1).groups>;
+using SkinnyKMajor = SkinnyKMajorFor<MT, 1, KC>;
 
 // The kernel with W-wide loads of B; its shared-memory limit raised past the default 48 KB
 // where it needs more (set_smem_limit_once).
@@ -426,12 +429,11 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
   if constexpr (MT > 4) {
     // Float4s of 8 and 16 rows: the async kernel (chunks of A 256 columns, B's steps in a
     // ring per warp) where each SM holds its blocks.
-    constexpr SkinnyKMajorShape shape = skinny_kmajor_shape(MT, 4);
-    using Async = SkinnyConfig<MT, shape.nw, shape.blocks_per_sm, 256, 32 / shape.groups>;
-    constexpr int S = skinny_kmajor_async_stages(MT);
+    using Async = SkinnyKMajorFor<MT, 4, 256>;
+    constexpr int S = skinny_kmajor_async_stages<MT>();
     constexpr auto kernel = skinny_kmajor_async_kernel<Async, S>;
     constexpr size_t smem = skinny_kmajor_async_smem<Async, S>();
-    if (plan.w == 4 && sm_holds<kernel, Async::kThreads, smem>(shape.blocks_per_sm))
+    if (plan.w == 4 && sm_holds<kernel, Async::kThreads, smem>(Async::kMinBlocks))
       return launch_skinny<Async>(p, plan, kernel, ws, stream, smem);
   }
   using Cfg = SkinnyKMajor<MT>;

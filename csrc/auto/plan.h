@@ -141,9 +141,6 @@ inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt, int w) {
   if (w == 4 && mt == 16) return {4, 4, 2};
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
 }
-// Steps of B the async kernel keeps in flight per warp, for mt rows: what its two blocks per SM
-// leave of an sm_90 SM's shared memory beside their chunks of A.
-inline constexpr int skinny_kmajor_async_stages(int mt) { return mt == 8 ? 8 : 4; }
 
 // Columns of B one block of a skinny plan takes: the column-major-B kernel's 8 warps of groups
 // of nw columns; the row-major-B kernel's 32 lanes of w each. What a table's skinny entry names

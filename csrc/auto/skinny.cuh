@@ -298,6 +298,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // 16 rows' accumulators leave. A's chunks are copied as the staged kernel's, one group of
 // copies a chunk between the steps' groups: a chunk's copies are issued a chunk (at least S - 1
 // steps) before it is used, so the steps' waits cover them too.
+// Steps of B it keeps in flight per warp, for MT rows (auto's builds): what its two blocks per
+// SM leave of an sm_90 SM's shared memory beside their chunks of A.
+template <int MT>
+constexpr int skinny_kmajor_async_stages() { return MT == 8 ? 8 : 4; }
 // Dynamic shared memory skinny_kmajor_async_smem<Cfg, S>: two chunks of A, the warps' rings.
 template <class Cfg, int S>
 constexpr size_t skinny_kmajor_async_smem() {
