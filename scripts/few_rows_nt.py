@@ -7,8 +7,6 @@ of B that cuBLAS TF32 and auto stream, and the kernels each call runs (torch's p
 """
 from __future__ import annotations
 
-import statistics
-
 import torch
 
 import gemmtiles
@@ -20,28 +18,13 @@ WEIGHTS = ((5504, 2048), (2048, 5504), (32000, 2048), (4096, 4096), (11008, 4096
 
 
 def gpu_us(fn, device, calls: int = 30) -> float:
-    hold = bench._hold_cycles(device)
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(hold)  # the host queues the call before the GPU reaches it
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+    """The median GPU microseconds of `calls` calls of fn, as gemmtiles.bench times them."""
+    return bench._timer(device, fn, 1, calls, budget_s=1e9)[0] * 1e3
 
 
 def under(precision: str, fn):
-    previous = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(precision)
-    try:
+    with bench._fp32_matmul_precision(precision):
         return fn()
-    finally:
-        torch.set_float32_matmul_precision(previous)
 
 
 def kernel_list(fn):
