@@ -18,8 +18,9 @@ The model, in microseconds:
   ``exact_launch + 2 M N K / exact_flops_per_us``.
 
 The tensor cores run where ``MARGIN`` times their time, or their floor if more (``launch +
-(read_bytes + bytes) / bytes_per_us``: the kernel's read of its operands), is below the exact
-kernels'. ``check`` weighs the rule as auto runs it (``_C.tensor_cores_pay``).
+(read_bytes + bytes) / floor_bytes_per_us``: the kernel's read of its operands, at the passes'
+bandwidth scaled by the GPU's DRAM rate, not fitted: ``gpu_floor_bytes_per_us``), is below the
+exact kernels'. ``check`` weighs the rule as auto runs it (``_C.tensor_cores_pay``).
 """
 
 from __future__ import annotations
@@ -78,13 +79,28 @@ def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
     return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms)[:2]
 
 
-def pays(x: dict, tier: str, p: dict, sms: int, exact_us: float) -> bool:
+def pays(x: dict, tier: str, p: dict, sms: int, exact_us: float, floor_bytes_per_us: float | None = None) -> bool:
     """auto's rule (tensor_cores_pay in csrc/auto/plan.h) with the parameters p, for contiguous
-    operands in the shape's layout, against the exact kernels' exact_us."""
+    operands in the shape's layout, against the exact kernels' exact_us; the floor at
+    floor_bytes_per_us (None: p's bytes_per_us, as on the H100)."""
     m, n, k = x["M"], x["N"], x["K"]
     a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    floor = p["bytes_per_us"] if floor_bytes_per_us is None else floor_bytes_per_us
     return _C.tensor_cores_pay(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms,
-                               tuple(p[name] for name in PARAMS), exact_us)
+                               tuple(p[name] for name in PARAMS), exact_us, bool(_C.cutlass_kernels()), floor)
+
+
+def gpu_floor_bytes_per_us(device=None) -> float:
+    """The floor's bandwidth as auto weighs it on CUDA `device` (None: the current one): the
+    H100's scaled by the GPU's DRAM rate (scaled_tensor_core_model, csrc/auto/plan.h, from
+    torch's device properties, as exact_fit.scaled_model reads them); without a GPU, the H100's."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return _C.tensor_core_model()[6]
+    props = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
+    dram, bus = (getattr(props, a, 0) or 0 for a in ("memory_clock_rate", "memory_bus_width"))
+    return _C.tensor_core_model(dram_khz=dram, bus_bits=bus)[6]
 
 
 def _least_squares(rows: list[list[float]], ys: list[float]) -> list[float]:
@@ -160,16 +176,17 @@ def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto") -
     """The rule on measured shapes: on how many the tier is chosen, how many of those run more
     than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
     kernels (and the oracle's, which always picks the faster). The rule is auto's (pays), its
-    margin MARGIN; exact: the rule's exact side, "auto" as auto weighs it in this build
+    margin MARGIN, its floor this GPU's (gpu_floor_bytes_per_us); exact: the rule's exact side, "auto" as auto weighs it in this build
     (exact_plan_us with CUTLASS's kernels, else the flat model), or "flat" (exact_us)."""
     if exact not in ("auto", "flat"):
         raise ValueError(f"exact: expected 'auto' or 'flat', got {exact!r}")
     plan = exact == "auto" and _C.cutlass_kernels()
     params = gpu_model() if plan else None
+    floor = gpu_floor_bytes_per_us()
     chosen = slower = 0
     logs, oracle = [], []
     for x in data:
-        use = pays(x, tier, p, sms, exact_plan_us(x, sms, params) if plan else exact_us(x, p))
+        use = pays(x, tier, p, sms, exact_plan_us(x, sms, params) if plan else exact_us(x, p), floor)
         exact_t = x["t"]["auto"]
         t = x["t"][tier] if use else exact_t
         chosen += use

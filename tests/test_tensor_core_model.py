@@ -13,7 +13,8 @@ from gemmtiles import tensor_core_model as tcm
 from gemmtiles._ops import _C
 from gemmtiles.exact_fit import _flags
 
-H100 = (10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7)  # kTensorCoreModel in csrc/auto/plan.h
+H100 = (10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7, 2.5e6)  # kTensorCoreModel in csrc/auto/plan.h
+H200_DRAM = dict(dram_khz=3201000, bus_bits=6144)  # HBM3e; the H100's: 2619 MHz on 5120 bits
 SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "gemmtiles" / "tables" / "NVIDIA_H100_80GB_HBM3.txt"
 
 
@@ -25,10 +26,18 @@ def test_defaults_and_the_shipped_table_agree():
 
 def test_defaults_scale_with_the_gpu():
     assert _C.tensor_core_model(sms=132, clock_khz=1980000) == pytest.approx(H100)
-    launch, x3, wave_k, bw, exact_launch, rate = _C.tensor_core_model(sms=66, clock_khz=990000)
-    assert (launch, x3, bw, exact_launch) == pytest.approx((H100[0], H100[1], H100[3], H100[4]))
+    launch, x3, wave_k, bw, exact_launch, rate, floor = _C.tensor_core_model(sms=66, clock_khz=990000)
+    assert (launch, x3, bw, exact_launch, floor) == pytest.approx((H100[0], H100[1], H100[3], H100[4], H100[6]))
     assert wave_k == pytest.approx(2 * H100[2])  # half the clock: a k step takes twice as long
     assert rate == pytest.approx(H100[5] / 4)     # half the SMs at half the clock
+    # The floor's bandwidth with the DRAM's rate; the passes' stays the H100's.
+    scaled = _C.tensor_core_model(sms=132, clock_khz=1980000, **H200_DRAM)
+    assert scaled[:6] == pytest.approx(H100[:6])
+    assert scaled[6] == pytest.approx(H100[6] * (3201000 * 6144) / (2619000 * 5120))
+    assert _C.tensor_core_model(dram_khz=3201000)[6] == pytest.approx(H100[6])  # no bus width: as fitted
+    # A table's model is its GPU's fit; the floor's bandwidth stays the GPU's.
+    line = "model tensor_cores 1 2 3 4 5 6"
+    assert _C.tensor_core_model(table=line, **H200_DRAM) == pytest.approx((1, 2, 3, 4, 5, 6, scaled[6]))
 
 
 @pytest.mark.parametrize("line", ["model tensor_cores 1 2 3", "model tensor_cores 1 2 3 4 5 -6",
@@ -95,9 +104,9 @@ def _synthetic(params, sms, count, seed):
 
 
 def test_fit_recovers_the_model_that_timed_the_shapes():
-    params = dict(zip(tcm.PARAMS, H100))
+    params = dict(zip(tcm.PARAMS, H100[:6]))
     got = tcm.fit(_synthetic(params, 132, 60, seed=3), 132)
-    assert [got[k] for k in tcm.PARAMS] == pytest.approx(H100, rel=1e-6)
+    assert [got[k] for k in tcm.PARAMS] == pytest.approx(H100[:6], rel=1e-6)
     line = tcm.model_line(got)
     assert _C.tensor_core_model(table=line) == pytest.approx(H100, rel=1e-5)
     assert tcm.model_line_of("# header\nNN 8 8 8 warptile 0 1\n" + line + "   # note\n") == line
@@ -345,3 +354,19 @@ def test_a_product_bound_by_reading_its_operands_stays_exact():
     assert _C.auto_plan(2048, 2048, 2048, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel == "tf32"
     with pytest.raises(ValueError, match="bytes_per_us"):
         _C.tensor_cores_pay(1, 1, 1, 1, "tf32", True, True, True, True, 132, (1, 1, 1, 0, 1, 1), -1.0)
+    with pytest.raises(ValueError, match="floor_bytes_per_us"):
+        _C.tensor_cores_pay(1, 1, 1, 1, "tf32", True, True, True, True, 132, (1, 1, 1, 1, 1, 1), -1.0, True, 0.0)
+
+
+def test_the_floor_reads_at_the_gpus_dram_rate():
+    # 16 rows against an 11008 x 4096 W^T, on the models auto scales to an H200 (the H100's SMs
+    # and SM clock, HBM3e): the exact kernels' estimate lies between W's read at the H100's
+    # bandwidth and at the H200's, above the margin's k steps. At the H100's floor the product
+    # stays exact; at the GPU's own, tf32.
+    params = dict(zip(tcm.PARAMS, H100))
+    x = tcm.sample(16, 11008, 4096, 1, "NT", False, {})
+    exact = tcm.exact_plan_us(x, 132, _C.exact_model(1980000, H200_DRAM["dram_khz"], H200_DRAM["bus_bits"]))
+    floor = _C.tensor_core_model(**H200_DRAM)[6]
+    assert tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132) < exact
+    assert not tcm.pays(x, "tf32", params, 132, exact)
+    assert tcm.pays(x, "tf32", params, 132, exact, floor)

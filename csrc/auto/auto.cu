@@ -53,7 +53,8 @@ const DeviceModels& device_models(c10::DeviceIndex device) {
     for (size_t d = 0; d < all.size(); ++d) {
       const auto index = static_cast<c10::DeviceIndex>(d);
       const DeviceClocks& clocks = device_clocks(index);
-      all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(index), clocks.sm_khz);
+      all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(index), clocks.sm_khz, clocks.dram_khz,
+                                                       clocks.dram_bus_bits);
       all[d].exact = scaled_exact_model(clocks.sm_khz, clocks.dram_khz, clocks.dram_bus_bits);
     }
   });

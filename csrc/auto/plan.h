@@ -357,13 +357,14 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
-// That time is at least the kernel's read of its operands at the passes' bandwidth, after the
+// That time is at least the kernel's read of its operands at the GPU's DRAM rate, after the
 // launch and the passes (tensor_core_floor_us): few rows against a large weight are bound by
 // reading it, which the k steps do not count (one row against a 32000 x 2048 W^T: its k steps
 // take half the time of reading W); the margin hedges the k steps' estimate, not this floor.
 // Parameters fitted on the H100 SXM (python -m gemmtiles.tune --fit-tensor-cores, on the random
 // sample's training seed; docs/auto.md has the fit and the check on another seed). A GPU's tuned
-// table may carry its own ('model tensor_cores ...'); without one, scaled_tensor_core_model.
+// table may carry its own ('model tensor_cores ...'; tensor_core_model_for); without one,
+// scaled_tensor_core_model.
 struct TensorCoreModel {
   double launch_us;       // tensor-core tier: fixed cost of its launches
   double tf32x3_launch_us;
@@ -371,19 +372,28 @@ struct TensorCoreModel {
   double bytes_per_us;    // the pack and copy passes' bandwidth
   double exact_launch_us; // exact kernels: fixed cost
   double exact_flops_per_us;
+  // The floor's bandwidth: the passes' on the H100, scaled by the GPU's DRAM rate. The GPU's,
+  // not fitted: a table's model line leaves it as the GPU has it.
+  double floor_bytes_per_us;
 };
-inline constexpr TensorCoreModel kTensorCoreModel{10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7};
+inline constexpr TensorCoreModel kTensorCoreModel{10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7, 2.5e6};
 inline constexpr double kTensorCoreMargin = 1.25;
-// What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz.
+// What kTensorCoreModel was fitted on: an H100 SXM, 132 SMs at 1980 MHz, and the DRAM of
+// kExactModelDramKhz and kExactModelBusBits (exact_model.h).
 inline constexpr int64_t kTensorCoreModelSms = 132;
 inline constexpr double kTensorCoreModelClockKhz = 1980000.0;
 
 // kTensorCoreModel for another GPU of the same architecture: its k steps and the exact kernels'
-// rate scaled by the SM clock, the exact rate by the SMs too. The passes' bandwidth is left at
-// the H100's, which a GPU of more bandwidth only makes the tensor cores' estimate cautious.
-// sms or clock_khz <= 0 (unknown): the model as fitted.
-inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz) {
+// rate scaled by the SM clock, the exact rate by the SMs too, the floor's bandwidth by the DRAM's
+// rate (its clock times its bus width), as the exact kernels' model scales its bytes
+// (scaled_exact_model). The passes' bandwidth is left at the H100's: their small passes run
+// below the DRAM's rate, and a GPU of more bandwidth only makes their estimate cautious. Each
+// attribute <= 0 (unknown) leaves its part as fitted.
+inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz, double dram_khz = 0,
+                                                double bus_bits = 0) {
   TensorCoreModel m = kTensorCoreModel;
+  if (dram_khz > 0 && bus_bits > 0)
+    m.floor_bytes_per_us *= dram_khz * bus_bits / (kExactModelDramKhz * kExactModelBusBits);
   if (sms <= 0 || clock_khz <= 0) return m;
   m.wave_k_us *= kTensorCoreModelClockKhz / clock_khz;
   m.exact_flops_per_us *= double(sms) * clock_khz / (double(kTensorCoreModelSms) * kTensorCoreModelClockKhz);
@@ -685,11 +695,11 @@ inline double tensor_core_time_us(const TensorCoreWork& w, TensorCoreMath math,
 }
 
 // A floor under the tier's time: its launch, and its read of the operands with the passes'
-// bytes, at the passes' bandwidth (an estimate: the kernel's read runs near that bandwidth, a
+// bytes, at the floor's bandwidth (an estimate: the kernel's read runs near that bandwidth, a
 // little faster or slower by the shape; docs/auto.md).
 inline double tensor_core_floor_us(const TensorCoreWork& w, TensorCoreMath math,
                                    const TensorCoreModel& m = kTensorCoreModel) {
-  return tensor_core_launch_us(math, m) + (w.read_bytes + w.bytes) / m.bytes_per_us;
+  return tensor_core_launch_us(math, m) + (w.read_bytes + w.bytes) / m.floor_bytes_per_us;
 }
 
 inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -776,6 +786,15 @@ struct AutoTable {
     return hit;
   }
 };
+
+// The tensor-core model auto weighs on a GPU whose own (scaled_tensor_core_model) is `gpu`: the
+// table's fit where it has one, its floor's bandwidth the GPU's, else the GPU's.
+inline TensorCoreModel tensor_core_model_for(const AutoTable* table, const TensorCoreModel& gpu) {
+  if (!table || !table->tensor_core_model) return gpu;
+  TensorCoreModel m = *table->tensor_core_model;
+  m.floor_bytes_per_us = gpu.floor_bytes_per_us;
+  return m;
+}
 
 // The heuristic's plans (where no CUTLASS kernel runs the problem; the cost model's plans copy
 // nothing outside their candidates) and the pre-passes at their launch (csrc/auto/auto.cu):
@@ -1171,7 +1190,7 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
     double exact_us = -1.0;
     if (cutlass) exact_pick = exact_plan(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, exact_model, a_vec, &exact_us);
     if (tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, cutlass,
-                         table && table->tensor_core_model ? *table->tensor_core_model : model, exact_us))
+                         tensor_core_model_for(table, model), exact_us))
       return {tensor_cores == TensorCoreMath::kTf32x3 ? AutoKernel::kTf32x3 : AutoKernel::kTf32};
   }
   // One launch of the pipelined tile covers M in blocks of 128 rows along the grid's y

@@ -106,6 +106,7 @@ AutoTable AutoTable::parse(const std::string& text) {
                                     "<exact_launch_us> <exact_flops_per_us>' (positive numbers), got '" + line +
                                     "'");
       }
+      m.floor_bytes_per_us = kTensorCoreModel.floor_bytes_per_us;  // the GPU's: tensor_core_model_for
       t.tensor_core_model = m;
       continue;
     }

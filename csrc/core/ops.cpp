@@ -216,24 +216,25 @@ PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan) {
   return result;
 }
 
-// gemmtiles._C.tensor_core_model(table=None, sms=0, clock_khz=0) -> (launch_us, tf32x3_launch_us,
-// wave_k_us, bytes_per_us, exact_launch_us, exact_flops_per_us): the model auto's tensor-core
-// choice uses, the table's where its text has one, else the H100's fit scaled to a GPU of `sms`
-// SMs at `clock_khz` (0: as fitted).
+// gemmtiles._C.tensor_core_model(table=None, sms=0, clock_khz=0, dram_khz=0, bus_bits=0) ->
+// (launch_us, tf32x3_launch_us, wave_k_us, bytes_per_us, exact_launch_us, exact_flops_per_us,
+// floor_bytes_per_us): the model auto's tensor-core choice uses on a GPU of `sms` SMs at
+// `clock_khz`, its DRAM at `dram_khz` on `bus_bits` (0: as fitted): the table's where its text
+// has one (tensor_core_model_for), else the H100's fit scaled to that GPU.
 PyObject* py_tensor_core_model(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"table", "sms", "clock_khz", nullptr};
+  static const char* names[] = {"table", "sms", "clock_khz", "dram_khz", "bus_bits", nullptr};
   const char* text = nullptr;
   long long sms = 0;
-  double clock_khz = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zLd", const_cast<char**>(names), &text, &sms, &clock_khz))
+  double clock_khz = 0, dram_khz = 0, bus_bits = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zLddd", const_cast<char**>(names), &text, &sms, &clock_khz,
+                                   &dram_khz, &bus_bits))
     return nullptr;
   std::shared_ptr<const gemmtiles::AutoTable> table;
   if (text && !parse_table(text, "tensor_core_model: table", table)) return nullptr;
-  const gemmtiles::TensorCoreModel m = table && table->tensor_core_model
-                                           ? *table->tensor_core_model
-                                           : gemmtiles::scaled_tensor_core_model(sms, clock_khz);
-  return Py_BuildValue("(dddddd)", m.launch_us, m.tf32x3_launch_us, m.wave_k_us, m.bytes_per_us, m.exact_launch_us,
-                       m.exact_flops_per_us);
+  const gemmtiles::TensorCoreModel m = gemmtiles::tensor_core_model_for(
+      table.get(), gemmtiles::scaled_tensor_core_model(sms, clock_khz, dram_khz, bus_bits));
+  return Py_BuildValue("(ddddddd)", m.launch_us, m.tf32x3_launch_us, m.wave_k_us, m.bytes_per_us, m.exact_launch_us,
+                       m.exact_flops_per_us, m.floor_bytes_per_us);
 }
 
 // gemmtiles._C.tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
@@ -289,10 +290,11 @@ PyObject* py_tf32_route(PyObject*, PyObject* args) {
 }
 
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
-// model, exact_us, ampere=<this build has CUTLASS's kernels>) -> bool: auto's rule
-// (tensor_cores_pay in plan.h) with the model's six parameters (tensor_core_model's order)
-// against the exact kernels' time exact_us (negative: the model's own flat estimate), so that
-// the fit's check weighs the rule auto runs.
+// model, exact_us, ampere=<this build has CUTLASS's kernels>, floor_bytes_per_us=<model's
+// bytes_per_us>) -> bool: auto's rule (tensor_cores_pay in plan.h) with the model's six
+// parameters (tensor_core_model's order) and the floor's bandwidth against the exact kernels'
+// time exact_us (negative: the model's own flat estimate), so that the fit's check weighs the
+// rule auto runs.
 PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   const char* name;
@@ -300,14 +302,17 @@ PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
   gemmtiles::TensorCoreModel m{};
   double exact_us;
   int ampere = GEMMTILES_CUTLASS;
-  if (!PyArg_ParseTuple(args, "LLLLsppppL(dddddd)d|p", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor,
+  if (!PyArg_ParseTuple(args, "LLLLsppppL(dddddd)d|pd", &M, &N, &K, &batch, &name, &a_kmajor, &a_vec, &b_kmajor,
                         &b_vec, &sms, &m.launch_us, &m.tf32x3_launch_us, &m.wave_k_us, &m.bytes_per_us,
-                        &m.exact_launch_us, &m.exact_flops_per_us, &exact_us, &ampere))
+                        &m.exact_launch_us, &m.exact_flops_per_us, &exact_us, &ampere, &m.floor_bytes_per_us))
     return nullptr;
+  if (PyTuple_Size(args) < 14) m.floor_bytes_per_us = m.bytes_per_us;  // not given
   gemmtiles::TensorCoreMath math;
   if (!parse_math(name, "tensor_cores_pay: tensor_cores", math)) return nullptr;
-  if (m.bytes_per_us <= 0 || m.exact_flops_per_us <= 0) {
-    PyErr_SetString(PyExc_ValueError, "tensor_cores_pay: model: expected a positive bytes_per_us and exact_flops_per_us");
+  if (m.bytes_per_us <= 0 || m.exact_flops_per_us <= 0 || m.floor_bytes_per_us <= 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "tensor_cores_pay: model: expected a positive bytes_per_us, exact_flops_per_us and "
+                    "floor_bytes_per_us");
     return nullptr;
   }
   return PyBool_FromLong(gemmtiles::tensor_cores_pay(M, N, K, batch, math, a_kmajor != 0, a_vec != 0, b_kmajor != 0,
@@ -760,7 +765,8 @@ PyMethodDef methods[] = {
      "argument may be given by keyword."},
     {"tensor_core_model", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_tensor_core_model)),
      METH_VARARGS | METH_KEYWORDS,
-     "tensor_core_model(table=None, sms=0, clock_khz=0): the parameters of auto's tensor-core model (plan.h)."},
+     "tensor_core_model(table=None, sms=0, clock_khz=0, dram_khz=0, bus_bits=0): the parameters of auto's "
+     "tensor-core model (plan.h) on such a GPU (0: as fitted), its floor's bandwidth last."},
     {"tensor_core_work", py_tensor_core_work, METH_VARARGS,
      "tensor_core_work(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, ampere=<build>): "
      "(k_steps, bytes, "
@@ -771,8 +777,8 @@ PyMethodDef methods[] = {
      "kernel (K in splits slices); B in place or packed."},
     {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
      "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us, "
-     "ampere=<build>): whether "
-     "auto's rule runs the tensor-core tier, with the model's six parameters, against the exact kernels' exact_us."},
+     "ampere=<build>, floor_bytes_per_us=<model's bytes_per_us>): whether auto's rule runs the tensor-core tier, "
+     "with the model's six parameters and the floor's bandwidth, against the exact kernels' exact_us."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
     {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},
