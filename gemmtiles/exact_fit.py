@@ -198,8 +198,9 @@ def problems(rows: dict, sms: int):
 # The layout of the parameter vector (csrc/auto/exact_model.h): global features (the last two:
 # the split tiles' edge blocks' serial iterations, of the 32-row and the 64-row tile), then per tile
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
-# SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's.
-GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 8, 5, 8, 2, 5
+# SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's (the
+# last two: its 5-8-row build's own rates per MB of B and per step in series).
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 8, 5, 8, 2, 7
 
 
 # Microseconds per million FMAs on one SM at its peak (128 FMAs a clock) at the H100's 1980 MHz.
@@ -295,7 +296,9 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     """The GEMV kernel's parameters alone fitted to its measured candidates (least squares of
     the relative error, >= 0), every other parameter held; its rate per byte of B held at the
     skinny kernels', which stream B from the same memory: the GEMV candidates' shapes are few,
-    and their largest B too few to pin the rate down (docs/auto.md)."""
+    and their largest B too few to pin the rate down (docs/auto.md). First the parameters its
+    builds share, on the candidates of the builds of up to 4 rows; then the 5-8-row build's
+    own rates per byte of B and per step in series, on its candidates, the shared ones held."""
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
@@ -303,8 +306,10 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
         return params.tolist()
     g0 = len(params) - GEMV
     params[g0 + 1] = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
-    takes = lambda plan, f: plan.kernel == "gemv"  # noqa: E731
-    return _fit_columns(probs, params, [g0, g0 + 2, g0 + 3, g0 + 4], takes).tolist()
+    rows8 = lambda plan: plan.kernel == "gemv" and plan.mt > 4  # noqa: E731
+    params = _fit_columns(probs, params, [g0, g0 + 2, g0 + 3, g0 + 4],
+                          lambda plan, f: plan.kernel == "gemv" and not rows8(plan))
+    return _fit_columns(probs, params, [g0 + 5, g0 + 6], lambda plan, f: rows8(plan)).tolist()
 
 
 def _fit_columns(probs: dict, params, cols, takes, lower=None):

@@ -247,8 +247,14 @@ def test_gemv_features_are_its_own():
     # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
     # price it, and no other kernel's.
     n = len(_C.exact_model())
+    g0 = n - exact_fit.GEMV
     f = _C.exact_features("gemv", 1, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
-    assert [i for i, x in enumerate(f) if x != 0] == list(range(n - exact_fit.GEMV, n))
+    assert [i for i, x in enumerate(f) if x != 0] == list(range(g0, g0 + 5))
+    # The 5-8-row build shares the launch, A's bytes and the waves, its B's bytes and steps in
+    # series at rates of its own.
+    f8 = _C.exact_features("gemv", 8, 8, 4, 1, 4096, 8, 4096, 4096, 1, True, True, H100_SMS)
+    assert [i for i, x in enumerate(f8) if x != 0] == [g0, g0 + 2, g0 + 3, g0 + 5, g0 + 6]
+    assert f8[g0 + 5] == pytest.approx(f[g0 + 1])  # the same B, over as many SMs
     # Few blocks occupy few SMs: on 40 columns, 8 a block leave more SMs idle than 2, so B's
     # bytes weigh more per byte there.
     narrow = _C.exact_features("gemv", 1, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
@@ -266,12 +272,12 @@ def test_gemv_features_are_its_own():
     assert any(feature(4, 8, 1, w=1))
     # The 8-row build's warps step through K in chunks of 8 lanes x 4 floats, a quarter of the
     # 4-row build's 32 lanes: four times the steps in series on the same K and blocks.
-    assert feature(4, 4, 4)[n - 1] > 0
-    assert feature(8, 8, 8)[n - 1] == pytest.approx(4 * feature(4, 4, 4)[n - 1])
+    assert feature(4, 4, 4)[g0 + 4] > 0
+    assert feature(8, 8, 8)[g0 + 6] == pytest.approx(4 * feature(4, 4, 4)[g0 + 4])
     # The float4 builds of 1 and 4 rows run four blocks an SM, the single-float build two.
-    assert feature(1, 8, 1, n_=33000)[n - 2] == math.ceil(33000 / 8 / (4 * H100_SMS))
-    assert feature(4, 4, 2, n_=33000)[n - 2] == math.ceil(33000 / 4 / (4 * H100_SMS))
-    assert feature(4, 8, 2, w=1, n_=33000)[n - 2] == math.ceil(33000 / 8 / (2 * H100_SMS))
+    assert feature(1, 8, 1, n_=33000)[g0 + 3] == math.ceil(33000 / 8 / (4 * H100_SMS))
+    assert feature(4, 4, 2, n_=33000)[g0 + 3] == math.ceil(33000 / 4 / (4 * H100_SMS))
+    assert feature(4, 8, 2, w=1, n_=33000)[g0 + 3] == math.ceil(33000 / 8 / (2 * H100_SMS))
 
 
 def test_a_tables_gemv_entry_runs_gemv():
@@ -355,7 +361,7 @@ def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
     params = _C.exact_model()
     g0 = len(params) - exact_fit.GEMV
     truth = list(params)
-    truth[g0:] = [5.0, params[g0 - exact_fit.COPY - exact_fit.SKINNY + 1], 0.01, 0.8, 20.0]
+    truth[g0:] = [5.0, params[g0 - exact_fit.COPY - exact_fit.SKINNY + 1], 0.01, 0.8, 20.0, 0.25, 300.0]
     rng = random.Random(3)
     shapes = [(rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000), "NT") for _ in range(40)]
     path = _timed_by_model(tmp_path / "gemv.csv", shapes, "gemv", truth)
@@ -898,9 +904,9 @@ def _scaled_parts(params):
     g0 = len(params) - exact_fit.GEMV
     c0 = g0 - exact_fit.COPY
     s0 = c0 - exact_fit.SKINNY
-    dram = {4, s0 + 1, c0 + 1, g0 + 1}  # operands' bytes, B streamed by skinny and GEMV, copies
+    dram = {4, s0 + 1, c0 + 1, g0 + 1, g0 + 5}  # operands' bytes, B streamed by skinny and GEMV, copies
     # split blocks per SM, the split tiles' edge iterations, every tile's parameters
-    sm = {*range(5, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4}
+    sm = {*range(5, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4, g0 + 6}
     return dram, sm
 
 
@@ -989,9 +995,11 @@ def test_an_exact_model_line_of_other_features_is_refused():
     # A line without the feature layout's name (gemmtiles before the per-operand model wrote
     # bare numbers), or with an earlier layout's (per-operand: before the skinny kernels' steps;
     # per-operand-skinny-steps: before the GEMV kernel; per-operand-skinny-steps-gemv: before the
-    # row-major-B skinny kernel's steps on float4s had their own parameter),
-    # would be read with another meaning: refused, naming the refit.
-    for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv "]:
+    # row-major-B skinny kernel's steps on float4s had their own parameter;
+    # per-operand-skinny-ring-steps-gemv-tile32w2-edges: before the GEMV kernel's 5-8-row build
+    # had its own rates), would be read with another meaning: refused, naming the refit.
+    for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv ",
+                   "per-operand-skinny-ring-steps-gemv-tile32w2-edges "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

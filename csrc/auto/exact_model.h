@@ -39,7 +39,7 @@
 //  - The GEMV kernel (up to 8 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
 //    share of SMs its blocks occupy, A's bytes as every block reads them (through L2), its
 //    blocks' waves (each ends in a reduction across its warps), and its steps in series times
-//    those waves.
+//    those waves; the 5-8-row build's B bytes and steps in series at rates of their own.
 #pragma once
 
 #include <algorithm>
@@ -72,10 +72,10 @@ inline constexpr int tile_blocks_per_sm(int tile, bool a_kmajor, bool b_kmajor) 
 // SM, and its waves.
 inline constexpr int kGlobalFeatures = 8, kPerTileFeatures = 5;
 inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 8;
-inline constexpr int kGemvFeatures = 5;
+inline constexpr int kGemvFeatures = 7;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-tile32w2-edges";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -95,10 +95,13 @@ struct ExactModel {
 // fitted); the copies'; the GEMV kernel's, fitted apart to its own
 // candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:
-// exact_fit.fit_gemv). Its 8-row build (5-8 rows) is priced by the same parameters on its own
-// features (its steps are 8 lanes' chunks of K, a quarter of the 4-row build's), not refitted:
-// random samples hold few products of 5-8 rows of an aligned W. The 2-4-row float4 build at
-// four blocks an SM is priced by them on its own waves, not refitted either. gemmtiles' own
+// exact_fit.fit_gemv). Its 8-row build (5-8 rows; its steps are 8 lanes' chunks of K, a quarter
+// of the 4-row build's) shares the launch, A's bytes and the waves; its rates per byte of B and
+// per step in series are its own (the last two), fitted apart, the others held (fit_gemv), to
+// its candidates on the aligned x @ W^T products of 5-16 rows of random:800:1 on an H200 (the
+// H100's rates priced them at 0.71x their time, most below on deep K, where the steps in series
+// of its two blocks an SM wait on their loads). The 2-4-row float4 build at four blocks an SM is
+// priced by the shared parameters on its own waves, not refitted. gemmtiles' own
 // tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
 // apart, the others held (python -m gemmtiles.exact_fit --own: exact_fit.fit_own), to their
 // candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose
@@ -126,7 +129,7 @@ inline constexpr ExactModel kExactModel{
      0.391996, 3.94571, 0, 41.0293, 8.26077},
     {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156},
     {3.10046, 0.351452},
-    {3.87418, 0.333391, 0, 0.522322, 38.4474}};
+    {3.87418, 0.333391, 0, 0.522322, 38.4474, 0.239694, 437.497}};
 
 // What kExactModel's rates were fitted on: the H100 SXM's SM clock (1980 MHz) and its DRAM
 // (HBM3 at 2619 MHz on a 5120-bit bus: 3.35 TB/s).
@@ -152,8 +155,8 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
   m.skinny[1] *= dram;  // B's MB over the SMs it streams through
   for (const int i : {2, 5, 6, 7}) m.skinny[i] *= sm;
   m.copy[1] *= dram;
-  m.gemv[1] *= dram;
-  for (const int i : {2, 3, 4}) m.gemv[i] *= sm;
+  for (const int i : {1, 5}) m.gemv[i] *= dram;
+  for (const int i : {2, 3, 4, 6}) m.gemv[i] *= sm;
   return m;
 }
 
@@ -214,10 +217,17 @@ inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N,
 
 // The features of the GEMV kernel on M x N x K, `batch` products: `blocks` blocks whose
 // `waves` over the SMs' slots each run `steps` steps in series, on `used` share of the SMs.
+// rows8: the 5-8-row build, whose B's bytes and steps in series have parameters of their own.
 inline std::array<double, kGemvFeatures> gemv_features(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t blocks,
-                                                       int64_t waves, int64_t steps, double used) {
-  return {1.0, 4.0 * double(K) * N * batch / 1e6 / used, 4.0 * double(M) * K * double(blocks) / 1e6, double(waves),
-          double(waves) * double(steps) / 1e3};
+                                                       int64_t waves, int64_t steps, double used, bool rows8) {
+  const double b_bytes = 4.0 * double(K) * N * batch / 1e6 / used, serial = double(waves) * double(steps) / 1e3;
+  return {1.0,
+          rows8 ? 0.0 : b_bytes,
+          4.0 * double(M) * K * double(blocks) / 1e6,
+          double(waves),
+          rows8 ? 0.0 : serial,
+          rows8 ? b_bytes : 0.0,
+          rows8 ? serial : 0.0};
 }
 
 template <size_t F>

@@ -1035,7 +1035,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     const int64_t blocks = gemv_blocks(plan, N, batch);
     const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
     put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),
-                      double(used) / double(std::max<int64_t>(1, sms))),
+                      double(used) / double(std::max<int64_t>(1, sms)), gemv_build(plan).rows == kGemvMaxRows),
         kGemvFeature0);
     return f;
   }
