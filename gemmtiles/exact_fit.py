@@ -393,8 +393,9 @@ def fit_own(probs: dict, params: list[float] | None = None) -> list[float]:
 
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
     """The skinny kernels' parameters alone fitted to their measured candidates (least squares
-    of the relative error, >= 0), every other parameter held but the GEMV kernel's rate per byte
-    of B, which follows the skinny kernels' (fit_gemv holds it there): the part of the model
+    of the relative error, >= 0), every other parameter held but the GEMV kernel's shared rate
+    per byte of B, which follows the skinny kernels' (fit_gemv holds it there; its 5-8-row
+    build's own rate does not): the part of the model
     that products of up to 16 rows weigh against CUTLASS's tiles."""
     import numpy as np
 

@@ -172,17 +172,19 @@ def exact_plan_us(x: dict, sms: int, params=None) -> float:
     return planned(candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec, params))[1]
 
 
-def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto") -> dict:
+def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto",
+          floor_bytes_per_us: float | None = None) -> dict:
     """The rule on measured shapes: on how many the tier is chosen, how many of those run more
     than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
     kernels (and the oracle's, which always picks the faster). The rule is auto's (pays), its
-    margin MARGIN, its floor this GPU's (gpu_floor_bytes_per_us); exact: the rule's exact side, "auto" as auto weighs it in this build
+    margin MARGIN, its floor at floor_bytes_per_us (None: the current GPU's,
+    gpu_floor_bytes_per_us); exact: the rule's exact side, "auto" as auto weighs it in this build
     (exact_plan_us with CUTLASS's kernels, else the flat model), or "flat" (exact_us)."""
     if exact not in ("auto", "flat"):
         raise ValueError(f"exact: expected 'auto' or 'flat', got {exact!r}")
     plan = exact == "auto" and _C.cutlass_kernels()
     params = gpu_model() if plan else None
-    floor = gpu_floor_bytes_per_us()
+    floor = gpu_floor_bytes_per_us() if floor_bytes_per_us is None else floor_bytes_per_us
     chosen = slower = 0
     logs, oracle = [], []
     for x in data:

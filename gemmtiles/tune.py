@@ -296,10 +296,11 @@ def fit_tensor_cores(device: torch.device, fit_shapes: list[Shape], check_shapes
 
     train = timed(fit_shapes)
     params = tcm.fit(train, sms)
+    floor = tcm.gpu_floor_bytes_per_us(device)
     print("tensor-core model: " + ", ".join(f"{k} {v:.4g}" for k, v in params.items()))
     for label, data in (("fit", train), ("check", timed(check_shapes))):
         for tier in ("tf32", "tf32x3"):
-            r = tcm.check(data, params, tier, sms)
+            r = tcm.check(data, params, tier, sms, floor_bytes_per_us=floor)
             print(f"  {label:<5} {tier:<7} chosen on {r['chosen']}/{r['shapes']}, more than 3% slower than the exact "
                   f"kernels on {r['slower']}, {r['speedup']:.2f}x over them (the oracle {r['oracle']:.2f}x)")
     return tcm.model_line(params) + f"   # fitted on {len(fit_shapes)} random shapes"

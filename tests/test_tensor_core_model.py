@@ -14,7 +14,7 @@ from gemmtiles._ops import _C
 from gemmtiles.exact_fit import _flags
 
 H100 = (10.94, 13.08, 0.02179, 2.5e6, 9.818, 3.339e7, 2.5e6)  # kTensorCoreModel in csrc/auto/plan.h
-H200_DRAM = dict(dram_khz=3201000, bus_bits=6144)  # HBM3e; the H100's: 2619 MHz on 5120 bits
+H200_DRAM = dict(dram_khz=3201000, bus_bits=6016)  # as torch reports it; the H100's: 2619 MHz on 5120 bits
 SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "gemmtiles" / "tables" / "NVIDIA_H100_80GB_HBM3.txt"
 
 
@@ -33,7 +33,7 @@ def test_defaults_scale_with_the_gpu():
     # The floor's bandwidth with the DRAM's rate; the passes' stays the H100's.
     scaled = _C.tensor_core_model(sms=132, clock_khz=1980000, **H200_DRAM)
     assert scaled[:6] == pytest.approx(H100[:6])
-    assert scaled[6] == pytest.approx(H100[6] * (3201000 * 6144) / (2619000 * 5120))
+    assert scaled[6] == pytest.approx(H100[6] * (3201000 * 6016) / (2619000 * 5120))
     assert _C.tensor_core_model(dram_khz=3201000)[6] == pytest.approx(H100[6])  # no bus width: as fitted
     # A table's model is its GPU's fit; the floor's bandwidth stays the GPU's.
     line = "model tensor_cores 1 2 3 4 5 6"

@@ -357,7 +357,8 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
-// That time is at least the kernel's read of its operands at the GPU's DRAM rate, after the
+// That time is at least the kernel's read of its operands at the passes' bandwidth scaled by
+// the GPU's DRAM rate (floor_bytes_per_us), after the
 // launch and the passes (tensor_core_floor_us): few rows against a large weight are bound by
 // reading it, which the k steps do not count (one row against a 32000 x 2048 W^T: its k steps
 // take half the time of reading W); the margin hedges the k steps' estimate, not this floor.
@@ -387,8 +388,9 @@ inline constexpr double kTensorCoreModelClockKhz = 1980000.0;
 // rate scaled by the SM clock, the exact rate by the SMs too, the floor's bandwidth by the DRAM's
 // rate (its clock times its bus width), as the exact kernels' model scales its bytes
 // (scaled_exact_model). The passes' bandwidth is left at the H100's: their small passes run
-// below the DRAM's rate, and a GPU of more bandwidth only makes their estimate cautious. Each
-// attribute <= 0 (unknown) leaves its part as fitted.
+// below the DRAM's rate, and a GPU of more bandwidth only makes their estimate cautious.
+// sms or clock_khz <= 0 (unknown) leaves the k steps and the exact rate as fitted, dram_khz or
+// bus_bits <= 0 the floor's bandwidth.
 inline TensorCoreModel scaled_tensor_core_model(int64_t sms, double clock_khz, double dram_khz = 0,
                                                 double bus_bits = 0) {
   TensorCoreModel m = kTensorCoreModel;
@@ -768,7 +770,8 @@ struct AutoTableEntry {
 struct AutoTable {
   std::vector<AutoTableEntry> entries;
   // A line 'model tensor_cores <launch_us> <tf32x3_launch_us> <wave_k_us> <bytes_per_us>
-  // <exact_launch_us> <exact_flops_per_us>': this GPU's fit of TensorCoreModel.
+  // <exact_launch_us> <exact_flops_per_us>': this GPU's fit of TensorCoreModel's first six
+  // (its floor's bandwidth a placeholder: tensor_core_model_for gives the model auto weighs).
   std::optional<TensorCoreModel> tensor_core_model;
   // A line 'model exact <layout> <p...>': this GPU's fit of the exact-kernel model
   // (exact_model_params' order; python -m gemmtiles.tune --fit-exact writes it).
@@ -1173,8 +1176,8 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
 // cutlass_simt_takes in csrc/auto/cutlass_simt.h).
 // tensor_cores: the tensor-core math the settings allow and the GPU runs (kNone: exact
-// kernels alone); where the model says they pay (tensor_cores_pay: the table's model, else
-// `model`), the plan is that tier. The output is auto's own (rows of N floats); a batch is
+// kernels alone); where the model says they pay (tensor_cores_pay: the table's model with
+// `model`'s floor, else `model`: tensor_core_model_for), the plan is that tier. The output is auto's own (rows of N floats); a batch is
 // taken to have a B per entry.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,

@@ -292,8 +292,8 @@ PyObject* py_tf32_route(PyObject*, PyObject* args) {
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
 // model, exact_us, ampere=<this build has CUTLASS's kernels>, floor_bytes_per_us=<model's
 // bytes_per_us>) -> bool: auto's rule (tensor_cores_pay in plan.h) with the model's six
-// parameters (tensor_core_model's order) and the floor's bandwidth against the exact kernels'
-// time exact_us (negative: the model's own flat estimate), so that the fit's check weighs the
+// parameters (tensor_core_model's first six, in its order) and the floor's bandwidth against
+// the exact kernels' time exact_us (negative: the model's own flat estimate), so that the fit's check weighs the
 // rule auto runs.
 PyObject* py_tensor_cores_pay(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
@@ -778,7 +778,8 @@ PyMethodDef methods[] = {
     {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
      "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us, "
      "ampere=<build>, floor_bytes_per_us=<model's bytes_per_us>): whether auto's rule runs the tensor-core tier, "
-     "with the model's six parameters and the floor's bandwidth, against the exact kernels' exact_us."},
+     "with the model's six parameters (tensor_core_model's first six) and the floor's bandwidth, against the exact "
+     "kernels' exact_us."},
     {"peeled_columns", py_peeled_columns, METH_VARARGS,
      "peeled_columns(M, N, batch): the last columns of the output auto runs apart, 0 for none."},
     {"max_table_splits", py_max_table_splits, METH_NOARGS, "max_table_splits(): the most splits a table entry may name."},
