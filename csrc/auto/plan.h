@@ -358,10 +358,10 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
 // near the line stays exact, so a permitted setting never runs slower than "highest" does.
 // That time is at least the kernel's read of its operands at the passes' bandwidth scaled by
-// the GPU's DRAM rate (floor_bytes_per_us), after the
-// launch and the passes (tensor_core_floor_us): few rows against a large weight are bound by
-// reading it, which the k steps do not count (one row against a 32000 x 2048 W^T: its k steps
-// take half the time of reading W); the margin hedges the k steps' estimate, not this floor.
+// the GPU's DRAM rate (floor_bytes_per_us), after the launch and the passes
+// (tensor_core_floor_us): few rows against a large weight are bound by reading it, which the k
+// steps do not count (one row against a 32000 x 2048 W^T: its k steps take half the time of
+// reading W); the margin hedges the k steps' estimate, not this floor.
 // Parameters fitted on the H100 SXM (python -m gemmtiles.tune --fit-tensor-cores, on the random
 // sample's training seed; docs/auto.md has the fit and the check on another seed). A GPU's tuned
 // table may carry its own ('model tensor_cores ...'; tensor_core_model_for); without one,
@@ -1177,8 +1177,8 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
 // cutlass_simt_takes in csrc/auto/cutlass_simt.h).
 // tensor_cores: the tensor-core math the settings allow and the GPU runs (kNone: exact
 // kernels alone); where the model says they pay (tensor_cores_pay: the table's model with
-// `model`'s floor, else `model`: tensor_core_model_for), the plan is that tier. The output is auto's own (rows of N floats); a batch is
-// taken to have a B per entry.
+// `model`'s floor, else `model`: tensor_core_model_for), the plan is that tier. The output is
+// auto's own (rows of N floats); a batch is taken to have a B per entry.
 inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                           bool b_vec, int64_t sms, bool a_kmajor = true,
                           const AutoTable* table = nullptr, bool a_vec = true, bool cutlass = false,
