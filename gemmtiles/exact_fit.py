@@ -261,13 +261,19 @@ def table_model(path) -> list[float] | None:
     return None if line is None else [float(x) for x in line.split()[3:]]
 
 
-def scaled_model(device) -> list[float]:
-    """The shipped fit scaled to CUDA `device`'s SM clock and DRAM, as auto scales it there."""
+def device_clocks(device) -> tuple[int, int, int]:
+    """CUDA `device`'s SM clock and DRAM clock (kHz) and bus width (bits), the attributes auto
+    reads, from torch's device properties; one missing is 0 (unknown: auto leaves its part of
+    a model as fitted)."""
     import torch
 
     p = torch.cuda.get_device_properties(device)
-    clock, dram, bus = (getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
-    return _C.exact_model(clock, dram, bus)
+    return tuple(getattr(p, a, 0) or 0 for a in ("clock_rate", "memory_clock_rate", "memory_bus_width"))
+
+
+def scaled_model(device) -> list[float]:
+    """The shipped fit scaled to CUDA `device`'s SM clock and DRAM, as auto scales it there."""
+    return _C.exact_model(*device_clocks(device))
 
 
 def _nnls_small(x, y):

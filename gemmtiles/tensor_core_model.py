@@ -32,7 +32,7 @@ from typing import Iterable
 
 from . import _tables
 from ._ops import _C
-from .exact_fit import _flags, candidates, gpu_model, planned
+from .exact_fit import _flags, candidates, device_clocks, gpu_model, planned
 
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
 MARGIN = 1.25
@@ -93,13 +93,12 @@ def pays(x: dict, tier: str, p: dict, sms: int, exact_us: float, floor_bytes_per
 def gpu_floor_bytes_per_us(device=None) -> float:
     """The floor's bandwidth as auto weighs it on CUDA `device` (None: the current one): the
     H100's scaled by the GPU's DRAM rate (scaled_tensor_core_model, csrc/auto/plan.h, from
-    torch's device properties, as exact_fit.scaled_model reads them); without a GPU, the H100's."""
+    exact_fit.device_clocks); without a GPU, the H100's."""
     import torch
 
     if not torch.cuda.is_available():
         return _C.tensor_core_model()[6]
-    props = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
-    dram, bus = (getattr(props, a, 0) or 0 for a in ("memory_clock_rate", "memory_bus_width"))
+    _, dram, bus = device_clocks(torch.cuda.current_device() if device is None else device)
     return _C.tensor_core_model(dram_khz=dram, bus_bits=bus)[6]
 
 

@@ -416,6 +416,14 @@ def _check_each_forced(plans, a, b, c):
             _C.force_auto_plan()
 
 
+def _candidates(a, b, keep):
+    """The plans auto weighs for a @ b (one product) whose kernel's name `keep` admits."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+    (m, k), n = a.shape, b.shape[1]
+    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec) if keep(p[0])]
+
+
 @needs_cuda
 @pytest.mark.parametrize("m,n,k,layout", [(1, 643, 4241, "TN"), (3, 260, 4187, "NN"), (5, 257, 3001, "NT"),
                                           (13, 130, 2049, "NN"), (20, 300, 5003, "NT"), (45, 129, 7001, "NN"),
@@ -423,13 +431,10 @@ def _check_each_forced(plans, a, b, c):
 def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
     # Every skinny and split-tile candidate auto weighs for the problem, forced: K in up to
     # hundreds of slices, added by the reduction's groups of splits, with c, alpha and beta.
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     a = operand(m, k, "cuda", "row" if layout[0] == "N" else "col")
     b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row")
     c = torch.randn(m, n, device="cuda")
-    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
-    plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
-             if p[0].startswith("skinny") or p[0] == "split_tile"]
+    plans = _candidates(a, b, lambda kernel: kernel.startswith("skinny") or kernel == "split_tile")
     assert plans and max(p[4] for p in plans) > 1
     _check_each_forced(plans, a, b, c)
 
@@ -450,15 +455,6 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     _check_each_forced(plans, a, b, c)
 
 
-def _skinny_kmajor_candidates(a, b):
-    """The column-major-B skinny plans auto weighs for a @ b (one product)."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
-    (m, k), n = a.shape, b.shape[1]
-    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
-            if p[0] == "skinny_kmajor"]
-
-
 @needs_cuda
 @pytest.mark.parametrize("m,n,k", [(5, 643, 4240), (8, 1000, 2084), (9, 130, 516), (16, 257, 3000), (12, 3, 700),
                                    (16, 4099, 32), (7, 1000, 2085)])
@@ -468,7 +464,7 @@ def test_column_major_b_skinny_kernels_forced(m, n, k):
     # floats through registers; K whole and in slices, c, alpha and beta.
     a = operand(m, k, "cuda", pad=3, offset=1)
     b = operand(k, n, "cuda", "col")
-    plans = _skinny_kmajor_candidates(a, b)
+    plans = _candidates(a, b, lambda kernel: kernel == "skinny_kmajor")
     assert plans and {p[3] for p in plans} == ({4} if k % 4 == 0 else {1})
     _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
 
@@ -484,7 +480,7 @@ def test_column_major_b_float4s_on_a_view_shorter_than_its_lines(m, k):
     ld = -(-k // 4) * 4
     b = torch.randn((n - 1) * ld + k, device="cuda").as_strided((k, n), (1, ld))
     a = operand(m, k, "cuda")
-    plans = [p for p in _skinny_kmajor_candidates(a, b) if p[3] == 4]
+    plans = [p for p in _candidates(a, b, lambda kernel: kernel == "skinny_kmajor") if p[3] == 4]
     assert plans
     _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
 
