@@ -36,7 +36,7 @@ inline constexpr int kGemvBlockColumns = 32 / KL * NB;
 
 template <int MT, int NB, int W, int KL, int BPS>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p) {
-  static_assert(KL == 8 || KL == 32, "a warp holds whole groups of lanes along k");
+  static_assert(KL >= 1 && KL <= 32 && 32 % KL == 0, "a warp holds whole groups of lanes along k");
   constexpr int kStep = KL * W, kCols = kGemvBlockColumns<NB, KL>;
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
