@@ -9,7 +9,7 @@ import numbers
 import torch
 
 from . import _tables
-from ._tiers import BY_NAME, DEFAULT_TIER, DEVICES, default_tier
+from ._tiers import BY_NAME, DEFAULT_TIER, DEVICES, check_tier, default_tier
 
 REBUILD = "python -m pip install --no-build-isolation -e .   (in the gemmtiles source folder)"
 
@@ -175,11 +175,11 @@ def resolve(where: str, tier, device: torch.device):
     """The op overload of `tier` (None: the default tier) for tensors on `device`, or the
     clear error why there is none."""
     name = default_tier(device.type) if tier is None else tier
-    found = _OPS.get((name, device.type))
-    if found is not None:
-        return found
-    if not isinstance(name, str) or name not in BY_NAME:
-        raise ValueError(f"{where}: unknown tier {name!r}; known tiers: {', '.join(BY_NAME)}")
+    if isinstance(name, str):
+        found = _OPS.get((name, device.type))
+        if found is not None:
+            return found
+    check_tier(where, name)
     raise device_error(where, name, device)
 
 
@@ -190,24 +190,29 @@ def _key(tier, t: torch.Tensor) -> tuple[str, str]:
     """(tier, device type) of `tier` (None: the default tier) for tensors like t
     (is_cuda / is_cpu are cheaper than t.device)."""
     device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
-    return tier or DEFAULT_TIER.get(device_type, "naive"), device_type
+    return (DEFAULT_TIER.get(device_type, "naive") if tier is None else tier), device_type
 
 
 def lookup(tier, t: torch.Tensor):
     """The op overload of `tier` (None: the default tier) for tensors like t, or None:
     one dict lookup, for the per-call paths."""
     key = _key(tier, t)
-    if not _is_compiling():
-        found = _EAGER.get(key)
-        if found is not None:
-            return found
-    return _OPS.get(key)
+    try:
+        if not _is_compiling():
+            found = _EAGER.get(key)
+            if found is not None:
+                return found
+        return _OPS.get(key)
+    except TypeError:  # an unhashable tier: resolve() says what a tier must be
+        return None
 
 
 def linear_for(tier, t: torch.Tensor):
     """nn.Linear's eager forward on `tier` for inputs like t (fn(x, weight, bias)), or None
     (under torch.compile, or no such op: then op_for() gives the op or the error)."""
-    return None if _is_compiling() else _EAGER_LINEAR.get(_key(tier, t))
+    if _is_compiling() or not (tier is None or isinstance(tier, str)):
+        return None
+    return _EAGER_LINEAR.get(_key(tier, t))
 
 
 def op_for(where: str, tier, t: torch.Tensor):

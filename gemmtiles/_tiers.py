@@ -129,8 +129,10 @@ def default_tier(device_type: str) -> str:
 
 
 def check_tier(where: str, tier) -> None:
-    """ValueError naming the known tiers unless `tier` is one."""
-    if not isinstance(tier, str) or tier not in BY_NAME:
+    """TypeError unless `tier` is a str; ValueError naming the known tiers unless it is one."""
+    if not isinstance(tier, str):
+        raise TypeError(f"{where}: argument 'tier' must be a str, not {type(tier).__name__}")
+    if tier not in BY_NAME:
         raise ValueError(f"{where}: unknown tier {tier!r}; known tiers: {', '.join(BY_NAME)}")
 
 

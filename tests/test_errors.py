@@ -70,6 +70,21 @@ def test_unknown_variant_lists_known():
         gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), tier="fastest")
 
 
+@pytest.mark.parametrize("tier", [0, 3, 1.5, ["blocked"], b"blocked"])
+def test_tier_of_another_type_is_a_type_error(tier):
+    # Not a str: a TypeError naming the argument, as torch gives; a falsy one (0) does not
+    # fall back to the default tier.
+    with pytest.raises(TypeError, match="argument 'tier' must be a str, not"):
+        gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), tier=tier)
+    with pytest.raises(TypeError, match="argument 'tier' must be a str, not"):
+        gemmtiles.nn.Linear(2, 2, tier=tier)
+
+
+def test_empty_tier_is_unknown():
+    with pytest.raises(ValueError, match="unknown tier ''"):
+        gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), tier="")
+
+
 @pytest.mark.parametrize("tier", [t for t in gemmtiles.tiers() if t not in gemmtiles.tiers("cpu")])
 def test_cuda_tier_on_cpu(tier):
     a, b = torch.randn(2, 3), torch.randn(3, 4)
