@@ -41,6 +41,23 @@ def test_bad_variant_and_input():
         Linear(3, 4, tier="naive")(torch.randn(2, 4))
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_other_dtypes_run_torch_linear(dtype):
+    # A model cast to another dtype after replace_linear still runs: torch's F.linear, bit for
+    # bit, gradients included; an input whose dtype differs from the weight's gets torch's error.
+    torch.manual_seed(0)
+    model = replace_linear(nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3))).to(dtype)
+    assert all(type(m) is Linear for m in (model[0], model[2]))
+    x = torch.randn(4, 6, dtype=dtype, requires_grad=True)
+    y = model(x)
+    ref = F.linear(F.relu(F.linear(x, model[0].weight, model[0].bias)), model[2].weight, model[2].bias)
+    assert y.dtype == dtype and torch.equal(y, ref)
+    y.sum().backward()
+    assert x.grad is not None and model[0].weight.grad.dtype == dtype
+    with pytest.raises(RuntimeError, match="dtype"):
+        Linear(6, 5)(torch.randn(4, 6, dtype=dtype))
+
+
 @pytest.mark.parametrize("device,tier", DEVICE_TIERS)
 @pytest.mark.parametrize("shape", [(6, 24), (24,), (2, 5, 24), (2, 3, 4, 24), (0, 24)], ids=str)
 @pytest.mark.parametrize("bias", [True, False])
