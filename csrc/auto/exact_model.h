@@ -32,7 +32,8 @@
 //    column-major A is copied into shared memory as it lies (no K-major cost).
 //  - The skinny kernels (up to 16 rows, auto/skinny.cuh), K whole or in slices: a launch, B's
 //    bytes over the share of SMs its blocks occupy (fewer blocks than SMs stream B through
-//    fewer SMs), A's bytes, where K is split the reduction's launch and the partial products' bytes,
+//    fewer SMs; the ring kernel's counted on its busiest SM: streaming_share in auto/plan.h),
+//    A's bytes, where K is split the reduction's launch and the partial products' bytes,
 //    and for each of the kernels (the row-major-B one apart on float4s through shared memory
 //    and on single floats through registers) the steps a block runs in series times its
 //    blocks' waves (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).

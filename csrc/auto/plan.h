@@ -136,9 +136,11 @@ inline constexpr int skinny_rows(int64_t M, bool b_kmajor) {
 struct SkinnyKMajorShape {
   int nw, groups, blocks_per_sm;
 };
+// Whether the column-major-B kernel of mt rows and loads of w floats is the async kernel,
+// whose float4s stream through a ring of shared memory.
+inline constexpr bool skinny_kmajor_ring(int mt, int w) { return w == 4 && mt >= 8; }
 inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt, int w) {
-  if (w == 4 && mt == 8) return {2, 4, 2};
-  if (w == 4 && mt == 16) return {4, 4, 2};
+  if (skinny_kmajor_ring(mt, w)) return mt == 8 ? SkinnyKMajorShape{2, 4, 2} : SkinnyKMajorShape{4, 4, 2};
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
 }
 
@@ -1017,6 +1019,18 @@ inline bool split_tile_edges(const AutoPlan& plan, int64_t M, int64_t N, bool a_
   return !(a_vec && b_vec && M % plan.mt == 0 && N % plan.nw == 0);
 }
 
+// The share of the SMs through which a kernel's blocks stream B: fewer blocks than SMs leave
+// SMs idle. The ring kernel (skinny_kmajor_ring) is counted on its busiest SM, blocks /
+// (ceil(blocks / sms) sms): each of its blocks streams its slice through a ring of its own, at
+// a rate of its own, so the SMs that run one block more than the rest set its time, and a cut
+// of K into more slices that evens its blocks out runs faster for all the partial products it
+// adds (docs/auto.md). The other skinny kernels and the GEMV kernel, whose picks gained
+// nothing by it, are counted by their blocks alone.
+inline double streaming_share(int64_t blocks, int64_t sms, bool busiest_sm) {
+  const int64_t s = std::max<int64_t>(1, sms), b = std::max<int64_t>(1, blocks);
+  return double(b) / double(busiest_sm ? ceil_div64(b, s) * s : std::max(b, s));
+}
+
 inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(const AutoPlan& plan, int64_t M,
                                                                               int64_t N, int64_t K, int64_t batch,
                                                                               bool a_kmajor, bool b_kmajor,
@@ -1024,9 +1038,9 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
-    const int64_t used = std::min(std::max<int64_t>(1, sms), skinny_blocks(plan, N, batch));
+    const bool ring = plan.kernel == AutoKernel::kSkinnyKMajor && skinny_kmajor_ring(plan.mt, int(plan.w));
     put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
-                        skinny_serial_steps(plan, N, batch, sms), double(used) / double(std::max<int64_t>(1, sms))),
+                        skinny_serial_steps(plan, N, batch, sms), streaming_share(skinny_blocks(plan, N, batch), sms, ring)),
         kCutlassFeatures);
     return f;
   }
@@ -1036,9 +1050,8 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
         !gemv_built(plan.mt, plan.nw, plan.w))
       return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
-    const int64_t used = std::min(std::max<int64_t>(1, sms), blocks);
     put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),
-                      double(used) / double(std::max<int64_t>(1, sms)), gemv_build(plan).rows == kGemvMaxRows),
+                      streaming_share(blocks, sms, false), gemv_build(plan).rows == kGemvMaxRows),
         kGemvFeature0);
     return f;
   }
