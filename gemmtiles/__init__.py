@@ -84,7 +84,7 @@ def sgemm(
         check_args(where, a, b, c, alpha, beta)
     try:
         tier_op = op_for(where, tier, a)
-    except (ValueError, RuntimeError):
+    except (ValueError, TypeError, RuntimeError):
         check_args(where, a, b, c, alpha, beta)  # mixed devices, dtypes: the first error
         raise
     if not (isinstance(alpha, (float, int)) and isinstance(beta, (float, int))):

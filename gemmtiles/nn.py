@@ -29,8 +29,8 @@ class Linear(nn.Linear):
 
     tier: the tier; None picks the default tier of the input's device (auto on CUDA,
     blocked on the CPU) at every call (``variant=``: its deprecated earlier name). Inputs of
-    any leading shape (..., in_features). gemmtiles computes float32: an input of another
-    dtype (a model cast with ``.half()`` or ``.double()``) runs torch's F.linear, as
+    any leading shape (..., in_features). gemmtiles computes float32: an input or weight of
+    another dtype (a model cast with ``.half()`` or ``.double()``) runs torch's F.linear, as
     ``gemmtiles.enable`` leaves other dtypes to torch.
     """
 
@@ -46,8 +46,8 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
-        if x.dtype != torch.float32:  # torch's own Linear, and its errors for mixed dtypes
-            return super().forward(x)
+        if x.dtype != torch.float32 or self.weight.dtype != torch.float32:
+            return super().forward(x)  # torch's own Linear, and its errors for mixed dtypes
         eager = linear_for(self.tier, x)
         if eager is not None:
             return eager(x, self.weight, self.bias)

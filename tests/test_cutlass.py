@@ -163,18 +163,18 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
 
 
 def test_skinny_ring_reads_b_over_its_busiest_sm():
-    # The ring kernel (x @ W^T's float4s of 8-16 rows) weighs B's bytes over the busiest SM's
+    # The ring kernel (x @ W^T's float4s of 5-16 rows) weighs B's bytes over the busiest SM's
     # share of the SMs, blocks / (ceil(blocks / SMs) SMs): 172 blocks on 132 SMs stream as 86
     # SMs would; the other skinny kernels over the share their blocks occupy, at most all.
     n, k = 11008, 4096
     b_mb = 4.0 * k * n / 1e6
     s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
 
-    def b_feature(m, splits, w=4):
-        plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, True, H100_SMS)
+    def b_feature(m, splits, w=4, b_vec=True):
+        plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, b_vec, H100_SMS)
                 if c.kernel == "skinny_kmajor" and c.splits == splits and c.w == w][0]
         f = _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits, plan.k_slice, m, n, k, 1, True, True,
-                              H100_SMS)
+                              H100_SMS, True, b_vec)
         return f[s0 + 1], -(-n // _C.skinny_cols(plan.kernel, plan.mt, plan.nw, plan.w)) * splits
 
     for m in (8, 16):
@@ -186,6 +186,9 @@ def test_skinny_ring_reads_b_over_its_busiest_sm():
     assert blocks == 172 and got == pytest.approx(b_mb * 264 / 172)
     got, blocks = b_feature(4, 1)  # the 4-row register kernel: all SMs past 132 blocks
     assert blocks > H100_SMS and got == pytest.approx(b_mb)
+    for m, splits in ((8, 1), (16, 2)):  # single floats of an unaligned W: the register kernel
+        got, blocks = b_feature(m, splits, w=1, b_vec=False)
+        assert blocks > H100_SMS and got == pytest.approx(b_mb), m
 
 
 @pytest.mark.parametrize("m,b_k,b_vec", [(1, True, True), (1, True, False), (4, True, True), (3, True, False), (5, True, True),

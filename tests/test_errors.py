@@ -80,6 +80,12 @@ def test_tier_of_another_type_is_a_type_error(tier):
         gemmtiles.nn.Linear(2, 2, tier=tier)
 
 
+def test_argument_errors_come_before_a_bad_tier():
+    # As with an unknown tier name: the operands' error first.
+    with pytest.raises(TypeError, match="expected b to be float32"):
+        gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2).double(), tier=0)
+
+
 def test_empty_tier_is_unknown():
     with pytest.raises(ValueError, match="unknown tier ''"):
         gemmtiles.sgemm(torch.randn(2, 2), torch.randn(2, 2), tier="")

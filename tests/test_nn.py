@@ -56,6 +56,8 @@ def test_other_dtypes_run_torch_linear(dtype):
     assert x.grad is not None and model[0].weight.grad.dtype == dtype
     with pytest.raises(RuntimeError, match="dtype"):
         Linear(6, 5)(torch.randn(4, 6, dtype=dtype))
+    with pytest.raises(RuntimeError, match="dtype"):
+        Linear(6, 5, dtype=dtype)(torch.randn(4, 6))
 
 
 @pytest.mark.parametrize("device,tier", DEVICE_TIERS)
