@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from ._ops import linear_for, op_for
+from ._ops import autocast_lowers, linear_for, op_for
 from ._tiers import check_tier, tier_argument
 
 __all__ = ["Linear", "replace_linear"]
@@ -31,7 +31,9 @@ class Linear(nn.Linear):
     blocked on the CPU) at every call (``variant=``: its deprecated earlier name). Inputs of
     any leading shape (..., in_features). gemmtiles computes float32: an input or weight of
     another dtype (a model cast with ``.half()`` or ``.double()``) runs torch's F.linear, as
-    ``gemmtiles.enable`` leaves other dtypes to torch.
+    ``gemmtiles.enable`` leaves other dtypes to torch; so does any input inside a
+    ``torch.autocast`` region to bfloat16 or float16 for its device, which runs and returns
+    that dtype as stock torch does.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
@@ -46,8 +48,8 @@ class Linear(nn.Linear):
             raise ValueError(
                 f"gemmtiles.nn.Linear: expected input with last dimension {self.in_features}, got shape {list(x.shape)}"
             )
-        if x.dtype != torch.float32 or self.weight.dtype != torch.float32:
-            return super().forward(x)  # torch's own Linear, and its errors for mixed dtypes
+        if x.dtype != torch.float32 or self.weight.dtype != torch.float32 or autocast_lowers(x):
+            return super().forward(x)  # torch's own Linear: its autocast, its errors for mixed dtypes
         eager = linear_for(self.tier, x)
         if eager is not None:
             return eager(x, self.weight, self.bias)

@@ -6,7 +6,8 @@ Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tenso
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
 the tier named — with gemmtiles' autograd. Everything else runs on torch untouched: other
 dtypes, ``out=`` arguments, 1-D operands, ranks a gemmtiles op does not take, devices the
-tier has no kernel for.
+tier has no kernel for, and products inside a ``torch.autocast`` region to bfloat16 or
+float16 for their device (torch runs them in that dtype, as without the switch).
 
 It is a ``torch.overrides.TorchFunctionMode``: it applies to the thread that entered it (the
 mode stack is thread-local), nests, and is traced by ``torch.compile``: a function compiled
@@ -22,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from ._ops import linear_for, lookup
+from ._ops import autocast_lowers, linear_for, lookup
 from ._tiers import check_tier, tier_argument
 from .precision import fp32_precision
 
@@ -88,6 +89,9 @@ class enable(TorchFunctionMode):
     def _gemm(self, func, args, kwargs):
         """The gemmtiles result of func(*args, **kwargs), or None to leave it to torch."""
         if "out" in kwargs:
+            return None
+        first = args[0] if args else None
+        if isinstance(first, torch.Tensor) and autocast_lowers(first):
             return None
         if func is torch.Tensor.__rmatmul__:
             func, args = torch.matmul, (args[1], args[0])

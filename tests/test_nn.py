@@ -60,6 +60,35 @@ def test_other_dtypes_run_torch_linear(dtype):
         Linear(6, 5, dtype=dtype)(torch.randn(4, 6))
 
 
+@pytest.mark.parametrize("device", [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=needs_cuda)])
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_autocast_runs_torch_linear_in_its_dtype(device, compiled, monkeypatch):
+    # Inside torch.autocast to bfloat16 a gemmtiles Linear runs and returns what stock
+    # nn.Linear does there (bfloat16, the same bits, float32 gradients of the parameters),
+    # eager and under torch.compile, with no gemmtiles call; after the region, gemmtiles again.
+    import gemmtiles.nn as gnn
+
+    calls = []
+    for name in ("linear_for", "op_for"):
+        real = getattr(gnn, name)
+        monkeypatch.setattr(gnn, name, lambda *a, _real=real, **k: calls.append(1) or _real(*a, **k))
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(16, 12), nn.ReLU(), nn.Linear(12, 8)).to(device)
+    ours = replace_linear(copy.deepcopy(stock))
+    run = torch.compile(ours, backend="aot_eager") if compiled else ours
+    x = torch.randn(5, 16, device=device)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        y, ref = run(x), stock(x)
+    assert y.dtype == torch.bfloat16 and torch.equal(y, ref) and not calls
+    y.float().sum().backward()
+    ref.float().sum().backward()
+    for p, q in zip(ours.parameters(), stock.parameters()):
+        assert p.grad.dtype == torch.float32 and torch.equal(p.grad, q.grad)
+    assert run(x).dtype == torch.float32 and calls
+    torch._dynamo.reset()
+
+
 @pytest.mark.parametrize("device,tier", DEVICE_TIERS)
 @pytest.mark.parametrize("shape", [(6, 24), (24,), (2, 5, 24), (2, 3, 4, 24), (0, 24)], ids=str)
 @pytest.mark.parametrize("bias", [True, False])

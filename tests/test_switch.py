@@ -94,6 +94,28 @@ def test_variant_named_and_fall_through(device):
         gemmtiles.enable("fast")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_autocast_inside_the_switch_runs_torch(device):
+    # Inside torch.autocast to bfloat16 the products run as stock torch runs them there: in
+    # bfloat16, the same bits, no gemmtiles op; the same model after the region runs gemmtiles.
+    torch.manual_seed(0)
+    model = PlainModel().to(device)
+    x = torch.randn(2, 5, 24, device=device)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        ref, ref_gx, ref_gp = _run(model, x)
+    log = Log()
+    with gemmtiles.enable(), log, torch.autocast(device, dtype=torch.bfloat16):
+        out, gx, gp = _run(model, x)
+    assert out.dtype == torch.bfloat16
+    for got, want in zip([out, gx, *gp], [ref, ref_gx, *ref_gp]):
+        assert got.dtype == want.dtype and torch.equal(got, want)
+    assert not any(name.startswith("gemmtiles.") for name in log.names), set(log.names)
+    log = Log()
+    with gemmtiles.enable(), log:
+        assert _run(model, x)[0].dtype == torch.float32
+    assert any(name.startswith("gemmtiles.") for name in log.names)
+
+
 def test_switch_is_per_thread():
     a, b = torch.randn(6, 5), torch.randn(5, 4)
     entered, done = threading.Event(), threading.Event()
