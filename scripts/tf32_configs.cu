@@ -8,7 +8,12 @@
 //     -I<cutlass>/include -DCFG=$c scripts/tf32_configs.cu -lcublas -o tf32_cfg$c & done
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
 #include <cublas_v2.h>
+#include <array>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "cutlass_config.cuh"
 #include "harness.cuh"
@@ -64,11 +69,32 @@ using Cfg = Config<Shape<_128, _256, _32>, Shape<_2, _1, _1>, Coop, NoSmem, SK, 
 #endif
 // clang-format on
 
-int main() {
-  const int shapes[][3] = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {2048, 4096, 4096},
+// TF32_SPLITS=s (s > 1): CUTLASS's split-K decomposition into s slices of K instead of its
+// stream-K heuristic; TF32_NONDETERMINISTIC=1: partial tiles added in any order. Stream-K
+// schedulers only: the others' arguments have neither.
+template <class S, class = void>
+struct HasSplits : std::false_type {};
+template <class S>
+struct HasSplits<S, std::void_t<decltype(std::declval<S&>().splits)>> : std::true_type {};
+template <class S>
+void set_schedule(S& s) {
+  if constexpr (HasSplits<S>::value) {
+    if (const char* e = getenv("TF32_SPLITS")) s.splits = atoi(e);
+    if (const char* e = getenv("TF32_NONDETERMINISTIC"); e && atoi(e))
+      s.reduction_mode = decltype(s.reduction_mode)::Nondeterministic;
+  }
+}
+
+int main(int argc, char** argv) {
+  // Shapes M N K from the command line, three numbers each; none: docs/tensor-cores.md's.
+  std::vector<std::array<int, 3>> shapes = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {2048, 4096, 4096},
                            {2048, 11008, 4096}, {2048, 4096, 11008}, {512, 4096, 4096}, {128, 4096, 4096},
                            {1024, 5504, 2048}, {1024, 2048, 5504}, {1024, 2048, 2048}, {2048, 5504, 2048},
                            {2048, 32000, 2048}, {1000, 3001, 999}, {300, 700, 5000}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int i = 1; i + 2 < argc; i += 3) shapes.push_back({atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2])});
+  }
   const size_t maxe = size_t(8192) * 32000;
   float *a, *b, *d, *ref;
   CHECK(cudaMalloc(&a, size_t(8192) * 11008 * 4));
@@ -121,6 +147,7 @@ int main() {
                                   {{1.0f, 0.0f}, nullptr, stride3<typename K_::StrideC>(out_s0, out_s1, int64_t(M) * N),
                                    d, stride3<typename K_::StrideD>(out_s0, out_s1, int64_t(M) * N)},
                                   hw};
+    set_schedule(args.scheduler);
     Gemm gemm;
     if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
       printf("%-32s %5d x %5d x %5d  cannot implement\n", kName, M, N, K);
