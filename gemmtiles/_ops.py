@@ -193,11 +193,18 @@ def _key(tier, t: torch.Tensor) -> tuple[str, str]:
     return (DEFAULT_TIER.get(device_type, "naive") if tier is None else tier), device_type
 
 
+# Whether any autocast region is open, on any device: one cheap call for the per-call paths
+# (torch's per-device query parses its argument); torch.compile traces it.
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
+
+
 def autocast_lowers(t: torch.Tensor) -> bool:
     """Whether torch.autocast is on for t's device type with a dtype other than float32
     (bfloat16 or float16). Its matrix products then run in that dtype, as stock torch runs
     them: the drop-in paths (nn.Linear, the switch) leave them to torch, since gemmtiles
     computes float32 alone."""
+    if _any_autocast is not None and not _any_autocast():
+        return False
     device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
     try:
         return torch.is_autocast_enabled(device_type) and torch.get_autocast_dtype(device_type) != torch.float32
