@@ -6,7 +6,8 @@
 // docs/tensor-cores.md's configuration table. Build one binary per configuration:
 //   for c in 0 1 2 ...; do nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG \
 //     -I<cutlass>/include -DCFG=$c scripts/tf32_configs.cu -lcublas -o tf32_cfg$c & done
-// (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
+// (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.) Run:
+//   [TF32_SPLITS=s] [TF32_NONDETERMINISTIC=1] ./tf32_cfg<c> [M N K ...]
 #include <cublas_v2.h>
 #include <array>
 #include <cstdlib>
