@@ -186,10 +186,14 @@ def resolve(where: str, tier, device: torch.device):
 _is_compiling = torch.compiler.is_compiling
 
 
+def _device_type(t: torch.Tensor) -> str:
+    """t's device type (is_cuda / is_cpu are cheaper than t.device)."""
+    return "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+
+
 def _key(tier, t: torch.Tensor) -> tuple[str, str]:
-    """(tier, device type) of `tier` (None: the default tier) for tensors like t
-    (is_cuda / is_cpu are cheaper than t.device)."""
-    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+    """(tier, device type) of `tier` (None: the default tier) for tensors like t."""
+    device_type = _device_type(t)
     return (DEFAULT_TIER.get(device_type, "naive") if tier is None else tier), device_type
 
 
@@ -205,7 +209,7 @@ def autocast_lowers(t: torch.Tensor) -> bool:
     computes float32 alone."""
     if _any_autocast is not None and not _any_autocast():
         return False
-    device_type = "cuda" if t.is_cuda else "cpu" if t.is_cpu else t.device.type
+    device_type = _device_type(t)
     try:
         return torch.is_autocast_enabled(device_type) and torch.get_autocast_dtype(device_type) != torch.float32
     except RuntimeError:  # a device type autocast has no dispatch key for (meta)
