@@ -21,17 +21,31 @@ using SK = cutlass::gemm::StreamKScheduler;
 // An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
 // the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
 // LayoutA Col: A M-major (the weight gradient's grad^T), which CUTLASS copies into registers
-// transposed (and with an N-major B too, transposes B in shared memory first).
+// transposed (and with an N-major B too, transposes B in shared memory first). kStages: the
+// mainloop's stages, 0 for as many as shared memory holds beside the epilogue (one block an SM);
+// fewer let two blocks share an SM.
+// The shared memory the builder leaves out of the mainloop's stages: the epilogue's, or where
+// kStages > 0 as much as leaves room for kStages and half of one more (CUTLASS's register-sourced
+// builder reads a carveout, not StageCount).
+template <class Tile, class Epilogue, int kStages>
+inline constexpr int kCarveout = [] {
+  if constexpr (kStages == 0) {
+    return static_cast<int>(sizeof(typename Epilogue::SharedStorage));
+  } else {
+    constexpr int stage = (size<0>(Tile{}) + size<1>(Tile{})) * size<2>(Tile{}) * 4 + 16;
+    return cutlass::gemm::collective::detail::sm90_smem_capacity_bytes - kStages * stage - stage / 2;
+  }
+}();
+
 template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB,
-          class LayoutOut = Row, class Element = float, class LayoutA = Row>
+          class LayoutOut = Row, class Element = float, class LayoutA = Row, int kStages = 0>
 struct Config {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
       float, float, float, LayoutOut, kAlign, float, LayoutOut, kAlign, Epi>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, 4, Element, LayoutB, 4, float, Tile, Cluster,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      Sched>::CollectiveOp;
+      cutlass::gemm::collective::StageCountAutoCarveout<kCarveout<Tile, Epilogue, kStages>>, Sched>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileSched>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   static constexpr bool kNN = std::is_same_v<LayoutB, Row>;

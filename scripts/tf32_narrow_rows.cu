@@ -10,10 +10,17 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG -I<cutlass>/include \
 //     scripts/tf32_narrow_rows.cu -lcublas -o tf32_narrow_rows
 // (<cutlass>: CUTLASS_PATH, or the nvidia-cutlass package's cutlass_library/source.)
+// -DHELD=1 times both sides with the stream held (the GPU's time alone, as the bench times);
+// without it a time includes the host's launch.
 #include <cublas_v2.h>
 #include <cstring>
 #include "cutlass_config.cuh"
 #include "harness.cuh"
+
+#ifndef HELD
+#define HELD 0
+#endif
+static constexpr long long kHold = HELD ? 100000 : 0;
 
 // The narrow kernel: C^T on tile Tile of one block (no cluster), A' = B^T K-major (LayoutA
 // Row: x @ W^T) or M-major (Col: x @ W), B' = x^T K-major, the output C^T column-major from
@@ -23,9 +30,10 @@ using Narrow = Config<Tile, Shape<_1, _1, _1>, Coop, NoSmem, SK, 1, Col, Col, fl
 // The same on one consumer warpgroup (CUTLASS's KernelTmaWarpSpecialized, tiles of 64 rows of
 // C^T), one block a tile, data-parallel (no stream-K): cuBLAS TF32's arrangement for NN at
 // 128 rows (sm90_xmma_gemm_..._nn_n_tilesize64x128x32_warpgroupsize1x1x1).
-template <class Tile, class LayoutA>
+// kStages 0: as many stages as shared memory holds (one block an SM); fewer: two blocks an SM.
+template <class Tile, class LayoutA, int kStages = 0>
 using NarrowOneGroup = Config<Tile, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecialized, NoSmem, void, 1, Col,
-                              Col, float, LayoutA>;
+                              Col, float, LayoutA, kStages>;
 // tf32's own kernels on clusters of two: NT unswapped (TMA epilogue, row-major output); NN
 // the one CUTLASS swaps (B^T transposed into registers, column-major output).
 using C2 = Shape<_2, _1, _1>;
@@ -52,7 +60,7 @@ void time_args(const char* name, const typename Cfg::Gemm::Arguments& args, int 
   CHECK(cudaMemset(d, 0, size_t(M) * N * 4));
   run(); CHECK(cudaDeviceSynchronize());
   double err = relative_error(d, ref, size_t(M) * N);
-  float t = median_ms(run, 30) * 1000;
+  float t = median_ms(run, 30, kHold) * 1000;
   printf("  %-28s %8.1f us  vs cublas-tf32 %.3f  err %.1e\n", name, t, tcub / t, err);
   fflush(stdout);
 }
@@ -98,6 +106,10 @@ void all(int M, int N, int K, float tcub) {
   time_cfg<Narrow<Shape<_128, _256, _32>, LayoutA>>("narrow 128x256", M, N, K, tcub);
   time_cfg<NarrowOneGroup<Shape<_64, _64, _32>, LayoutA>>("narrow one-group 64x64", M, N, K, tcub);
   time_cfg<NarrowOneGroup<Shape<_64, _128, _32>, LayoutA>>("narrow one-group 64x128", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _64, _32>, LayoutA, 6>>("narrow one-group 64x64 s6", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _128, _32>, LayoutA, 4>>("narrow one-group 64x128 s4", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _128, _32>, LayoutA, 3>>("narrow one-group 64x128 s3", M, N, K, tcub);
+  time_cfg<NarrowOneGroup<Shape<_64, _256, _32>, LayoutA, 2>>("narrow one-group 64x256 s2", M, N, K, tcub);
   if constexpr (std::is_same_v<LayoutA, Row>) {
     time_regular<OwnNT<Shape<_128, _256, _32>>>("tf32 128x256 2x1 tma", M, N, K, tcub);
     time_regular<OwnNT<Shape<_128, _128, _32>>>("tf32 128x128 2x1 tma", M, N, K, tcub);
@@ -128,7 +140,7 @@ int main() {
       if (nn) cublasSgemm(hd, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, a, N, b, K, &zero, ref, N);
       else cublasSgemm(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, a, K, b, K, &zero, ref, N);
     };
-    const float tc = median_ms(cub, 30) * 1000;
+    const float tc = median_ms(cub, 30, kHold) * 1000;
     printf("%s %4d x %5d x %5d  cublas-tf32 %8.1f\n", nn ? "NN" : "NT", M, N, K, tc);
     if (nn) all<Col>(M, N, K, tc); else all<Row>(M, N, K, tc);
   }
