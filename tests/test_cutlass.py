@@ -783,10 +783,11 @@ def test_cutlass_launches_leave_their_flags_zero():
     assert _C.cutlass_flags_left_set() == 0
 
 
-# One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build.
+# One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 5-8
+# rows on either side of the deep K (kGemvDeep's 1024) run both of that build's kernels.
 GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
                (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4), (1, 1031, 1000), (1, 9, 1028),
-               (1, 130, 4100)]
+               (1, 130, 4100), (5, 67, 1020), (6, 67, 1024)]
 
 
 @needs_cuda
@@ -905,8 +906,9 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert not any("cutlass" in x for x in names), (plan, names)
     elif plan.kernel == "gemv":
         # The build of the plan's rows and loads, on its block width: the kernel's MT, NB (columns
-        # per group of lanes: 32 lanes along k up to 4 rows, groups of 8 for 8) and W.
-        lanes = 8 if plan.mt == 8 else 32
+        # per group of lanes: 32 lanes along k up to 4 rows, groups of 8 for 8, of 16 from a K
+        # of 1024 on float4s: kGemvDeep) and W.
+        lanes = 32 if plan.mt < 8 else 16 if plan.w == 4 and k >= 1024 else 8
         built = f"gemv_kmajor_kernel<{plan.mt}, {plan.nw * lanes // 32}, {plan.w}, {lanes}, "
         assert any(built in x for x in names), (plan, names)
         assert not any("cutlass" in x or "skinny" in x for x in names), (plan, names)

@@ -486,6 +486,13 @@ void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
   constexpr int NB = kColumns / (32 / b.lanes_along_k);
   static_assert(kGemvBlockColumns<NB, b.lanes_along_k> == kColumns, "a block holds whole groups of lanes");
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
+  if constexpr (b.rows == kGemvMaxRows && b.w == 4) {  // kGemvDeep: the same columns, 16 lanes a group
+    constexpr int kLanes = kGemvDeep.lanes_along_k, kNB = kColumns / (32 / kLanes);
+    static_assert(kGemvBlockColumns<kNB, kLanes> == kColumns, "the deep kernel's blocks take the same columns");
+    if (gemv_lanes_along_k(b, p.K) == kLanes)
+      return gemv_kmajor_kernel<b.rows, kNB, b.w, kLanes, kGemvDeep.blocks_per_sm>
+          <<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  }
   gemv_kmajor_kernel<b.rows, NB, b.w, b.lanes_along_k, b.blocks_per_sm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
 }
 // A plan on build kBuild: its block width (the plan's nw, one of the build's, which gemv_built

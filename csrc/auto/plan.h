@@ -876,7 +876,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 //   single floats too (in the one-row build at four blocks an SM, their columns' bounds
 //   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
-//   share, on blocks of 8 columns, two an SM.
+//   share, on blocks of 8 columns, two an SM; on a deep K (kGemvDeep), groups of 16 lanes,
+//   two a warp, on the same 8 columns, one block an SM.
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
 // slower than the skinny kernel or than its 8 columns on most products, and the model, which
 // prices a block's waves but not their length, would have picked the 16 columns where they
@@ -895,6 +896,23 @@ inline constexpr GemvBuild kGemvBuilds[] = {{1, 32, 2, {8, 2}, 4, 4},
                                             {4, 32, 2, {8, 2}, 1, 2},
                                             {8, 8, 1, {8, 0}, 4, 2}};
 inline constexpr int64_t kGemvMaxRows = 8;
+// The 5-8-row build on a deep K: where each of a block's 8 warps takes two or more chunks of 16
+// lanes' float4s (K >= 1024), it runs groups of 16 lanes along k (twice the run of each line of W
+// a load reads) at one block an SM (the registers for twice the columns a group holds). On x @ W^T
+// of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu), it ran 1.06x the 8-lane build's
+// speed (geomean) on the 30 products of K >= 1024, 0.99x the slowest; on a shallower K, 0.79x to
+// 0.99x. The planner prices its plans as the 8-lane build's (their estimate errs slow there), so
+// which kernel runs a product is as before: only the kernel's lanes follow K.
+struct GemvDeep {
+  int lanes_along_k;
+  int blocks_per_sm;
+  int64_t min_k;
+};
+inline constexpr GemvDeep kGemvDeep{16, 1, 1024};
+// The lanes along k that the build's kernel runs K on (kGemvDeep's on the 5-8-row build).
+inline constexpr int gemv_lanes_along_k(const GemvBuild& b, int64_t K) {
+  return b.rows == kGemvMaxRows && b.w == 4 && K >= kGemvDeep.min_k ? kGemvDeep.lanes_along_k : b.lanes_along_k;
+}
 inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return b.w == w; }
 // The build that takes M rows (M <= kGemvMaxRows) with loads of w floats: the one of fewest rows
 // that has them (the last, without them, where none does: gemv_has_loads tells).
