@@ -61,6 +61,12 @@ int main(int argc, char** argv) {
     time_variant<8, 4, 16, 1>(p, out, ref);
     time_variant<8, 8, 16, 1>(p, out, ref);
     time_variant<8, 8, 32, 1>(p, out, ref);
+    // Blocks of 4 columns and 32 lanes along k (docs/auto.md: the 8-row build's widths).
+    time_variant<8, 2, 16, 1>(p, out, ref);
+    time_variant<8, 2, 16, 2>(p, out, ref);
+    time_variant<8, 1, 8, 2>(p, out, ref);
+    time_variant<8, 1, 8, 4>(p, out, ref);
+    time_variant<8, 2, 32, 2>(p, out, ref);
     time_variant<16, 2, 8, 2>(p, out, ref);
     time_variant<16, 4, 8, 1>(p, out, ref);
     std::fflush(stdout);
