@@ -18,12 +18,6 @@ using NoSmem = cutlass::epilogue::NoSmemWarpSpecialized;
 using TmaCoop = cutlass::epilogue::TmaWarpSpecializedCooperative;
 using SK = cutlass::gemm::StreamKScheduler;
 
-// An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
-// the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
-// LayoutA Col: A M-major (the weight gradient's grad^T), which CUTLASS copies into registers
-// transposed (and with an N-major B too, transposes B in shared memory first). kStages: the
-// mainloop's stages, 0 for as many as shared memory holds beside the epilogue (one block an SM);
-// fewer let two blocks share an SM.
 // The shared memory the builder leaves out of the mainloop's stages: the epilogue's, or where
 // kStages > 0 as much as leaves room for kStages and half of one more (CUTLASS's register-sourced
 // builder reads a carveout, not StageCount).
@@ -37,6 +31,12 @@ inline constexpr int kCarveout = [] {
   }
 }();
 
+// An N-major B (NN) makes CUTLASS swap A and B (B^T, transposed in registers, is the MMA's A):
+// the kernel computes C^T, so its epilogue writes a column-major output (LayoutOut = Col).
+// LayoutA Col: A M-major (the weight gradient's grad^T), which CUTLASS copies into registers
+// transposed (and with an N-major B too, transposes B in shared memory first). kStages: the
+// mainloop's stages, 0 for as many as shared memory holds beside the epilogue (one block an SM);
+// fewer let two blocks share an SM.
 template <class Tile, class Cluster, class Sched, class Epi, class TileSched, int kAlign, class LayoutB,
           class LayoutOut = Row, class Element = float, class LayoutA = Row, int kStages = 0>
 struct Config {

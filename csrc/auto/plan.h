@@ -899,10 +899,11 @@ inline constexpr int64_t kGemvMaxRows = 8;
 // The 5-8-row build on a deep K: where each of a block's 8 warps takes two or more chunks of 16
 // lanes' float4s (K >= 1024), it runs groups of 16 lanes along k (twice the run of each line of W
 // a load reads) at one block an SM (the registers for twice the columns a group holds). On x @ W^T
-// of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu), it ran 1.06x the 8-lane build's
-// speed (geomean) on the 30 products of K >= 1024, 0.99x the slowest; on a shallower K, 0.79x to
-// 0.99x. The planner prices its plans as the 8-lane build's (their estimate errs slow there), so
-// which kernel runs a product is as before: only the kernel's lanes follow K.
+// of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu), it ran 1.08x the 8-lane build's
+// speed (geomean) on the 33 products of K >= 1024 it was chosen on, 0.99x the slowest, and 1.07x
+// on 44 held out, 0.93x the slowest; on a shallower K, 0.79x to 0.99x. The planner prices its
+// plans as the 8-lane build's (their estimate errs slow there), so which kernel runs a product
+// is as before: only the kernel's lanes follow K.
 struct GemvDeep {
   int lanes_along_k;
   int blocks_per_sm;
