@@ -32,6 +32,13 @@ static __global__ void hold_stream(long long cycles) {
 // before each start event, so that the host has queued the start event, f's launches and the
 // end event before the GPU reaches them: the events then time the GPU's work alone, as
 // gemmtiles.bench's timer does, not the host's launch too.
+// -DHELD=1 on a script's build: the hold its median_ms calls pass (kHeldCycles), so that both
+// sides of its comparisons are timed without the host's launch; without it, with the launch.
+#ifndef HELD
+#define HELD 0
+#endif
+inline constexpr long long kHeldCycles = HELD ? 100000 : 0;
+
 template <typename F>
 float median_ms(F f, int reps, long long hold_cycles = 0) {
   cudaEvent_t s, e;

@@ -17,11 +17,6 @@
 #include "cutlass_config.cuh"
 #include "harness.cuh"
 
-#ifndef HELD
-#define HELD 0
-#endif
-static constexpr long long kHold = HELD ? 100000 : 0;
-
 // The narrow kernel: C^T on tile Tile of one block (no cluster), A' = B^T K-major (LayoutA
 // Row: x @ W^T) or M-major (Col: x @ W), B' = x^T K-major, the output C^T column-major from
 // the accumulators.
@@ -60,7 +55,7 @@ void time_args(const char* name, const typename Cfg::Gemm::Arguments& args, int 
   CHECK(cudaMemset(d, 0, size_t(M) * N * 4));
   run(); CHECK(cudaDeviceSynchronize());
   double err = relative_error(d, ref, size_t(M) * N);
-  float t = median_ms(run, 30, kHold) * 1000;
+  float t = median_ms(run, 30, kHeldCycles) * 1000;
   printf("  %-28s %8.1f us  vs cublas-tf32 %.3f  err %.1e\n", name, t, tcub / t, err);
   fflush(stdout);
 }
@@ -140,7 +135,7 @@ int main() {
       if (nn) cublasSgemm(hd, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, a, N, b, K, &zero, ref, N);
       else cublasSgemm(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, a, K, b, K, &zero, ref, N);
     };
-    const float tc = median_ms(cub, 30, kHold) * 1000;
+    const float tc = median_ms(cub, 30, kHeldCycles) * 1000;
     printf("%s %4d x %5d x %5d  cublas-tf32 %8.1f\n", nn ? "NN" : "NT", M, N, K, tc);
     if (nn) all<Col>(M, N, K, tc); else all<Row>(M, N, K, tc);
   }

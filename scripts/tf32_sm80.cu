@@ -23,12 +23,9 @@
 #ifndef TILE
 #define TILE 0
 #endif
-#ifndef HELD
-#define HELD 0
-#endif
 template <typename F>
 float time_ms(F f, int reps) {
-  return median_ms(f, reps, HELD ? 100000 : 0);
+  return median_ms(f, reps, kHeldCycles);
 }
 // Each TILE's BM x BN x 32 tile of warps WM x WN, STAGES stages.
 constexpr int kTiles[][5] = {
