@@ -214,6 +214,23 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
     assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
 
 
+def test_the_8_row_gemv_kernel_follows_blocks_and_k():
+    # (columns, lanes along k, blocks an SM): the 5-8-row build's kernel on blocks of 4 columns
+    # where its blocks of 8 number fewer than the SMs (the batch's blocks counted), else 16
+    # lanes on 8 columns from a K of 1024, else its own 8 lanes; the other builds their own.
+    assert _C.gemv_kernel(8, 1000, 4096, 1, True, H100_SMS) == (4, 16, 2)  # 125 blocks
+    assert _C.gemv_kernel(5, 1000, 300, 1, True, H100_SMS) == (4, 16, 2)
+    assert _C.gemv_kernel(8, 1056, 4096, 1, True, H100_SMS) == (8, 16, 1)  # 132 blocks
+    assert _C.gemv_kernel(8, 1000, 4096, 2, True, H100_SMS) == (8, 16, 1)  # 250 blocks
+    assert _C.gemv_kernel(6, 4096, 1024, 1, True, H100_SMS) == (8, 16, 1)
+    assert _C.gemv_kernel(6, 4096, 1020, 1, True, H100_SMS) == (8, 8, 2)
+    assert _C.gemv_kernel(8, 1000, 4096, 1, True, 0) == (8, 16, 1)  # SMs unknown: no few-block kernel
+    assert _C.gemv_kernel(1, 100, 100, 1, True, H100_SMS) == (8, 32, 4)
+    assert _C.gemv_kernel(4, 100, 5000, 1, False, H100_SMS) == (8, 32, 2)
+    assert _C.gemv_kernel(6, 100, 100, 1, False, H100_SMS) is None  # 5-8 rows: float4s alone
+    assert _C.gemv_kernel(9, 100, 100, 1, True, H100_SMS) is None
+
+
 def test_split_tiles_price_their_edge_blocks():
     # The split tiles on warptile's kernel load float4 slices only in blocks inside the matrix
     # with aligned operands: where any block is an edge block, their serial iterations count
@@ -784,10 +801,11 @@ def test_cutlass_launches_leave_their_flags_zero():
 
 
 # One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 5-8
-# rows on either side of the deep K (kGemvDeep's 1024) run both of that build's kernels.
+# rows on fewer blocks than the SMs, and on more of them on either side of the deep K (1024),
+# run each of that build's kernels (gemv_kernel).
 GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
                (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4), (1, 1031, 1000), (1, 9, 1028),
-               (1, 130, 4100), (5, 67, 1020), (6, 67, 1024)]
+               (1, 130, 4100), (5, 67, 1020), (6, 67, 1024), (6, 2113, 1020), (7, 2113, 1028)]
 
 
 @needs_cuda
@@ -905,11 +923,12 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert any("skinny" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
     elif plan.kernel == "gemv":
-        # The build of the plan's rows and loads, on its block width: the kernel's MT, NB (columns
-        # per group of lanes: 32 lanes along k up to 4 rows, groups of 8 for 8, of 16 from a K
-        # of 1024 on float4s: kGemvDeep) and W.
-        lanes = 32 if plan.mt < 8 else 16 if plan.w == 4 and k >= 1024 else 8
-        built = f"gemv_kmajor_kernel<{plan.mt}, {plan.nw * lanes // 32}, {plan.w}, {lanes}, "
+        # The build of the plan's rows and loads, on its block width (the 5-8-row build's kernel
+        # follows its blocks and K: gemv_kernel): the kernel's MT, NB (columns per group of
+        # lanes) and W.
+        cols, lanes, blocks = _C.gemv_kernel(m, n, k, 1, plan.w == 4, torch.cuda.get_device_properties(0).multi_processor_count)
+        cols = plan.nw if plan.mt < 8 else cols
+        built = f"gemv_kmajor_kernel<{plan.mt}, {cols * lanes // 32}, {plan.w}, {lanes}, "
         assert any(built in x for x in names), (plan, names)
         assert not any("cutlass" in x or "skinny" in x for x in names), (plan, names)
     elif plan.kernel == "split_tile":  # gemmtiles' own tiles: the pipelined kernel or warptile's

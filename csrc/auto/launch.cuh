@@ -480,20 +480,37 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
 
 // The GEMV kernel on build kBuild of kGemvBuilds, blocks of kColumns columns of B (NB per group
 // of its lanes along k), a grid layer per product.
+template <int MT, int W, int kColumns, int kLanes, int kBlocksPerSm>
+void launch_gemv_kernel(const GemmProblem& p, cudaStream_t stream) {
+  constexpr int NB = kColumns / (32 / kLanes);
+  static_assert(kGemvBlockColumns<NB, kLanes> == kColumns, "a block holds whole groups of lanes");
+  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
+  gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+}
+// The current device's SMs, asked once per device.
+inline int64_t device_sms() {
+  return once_per_device([](int device) {
+    int sms = 0;
+    return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess ? int64_t(sms)
+                                                                                               : int64_t(0);
+  });
+}
 template <int kBuild, int kColumns>
 void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
   constexpr GemvBuild b = kGemvBuilds[kBuild];
-  constexpr int NB = kColumns / (32 / b.lanes_along_k);
-  static_assert(kGemvBlockColumns<NB, b.lanes_along_k> == kColumns, "a block holds whole groups of lanes");
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
-  if constexpr (b.rows == kGemvMaxRows && b.w == 4) {  // kGemvDeep: the same columns, 16 lanes a group
-    constexpr int kLanes = kGemvDeep.lanes_along_k, kNB = kColumns / (32 / kLanes);
-    static_assert(kGemvBlockColumns<kNB, kLanes> == kColumns, "the deep kernel's blocks take the same columns");
-    if (gemv_lanes_along_k(b, p.K) == kLanes)
-      return gemv_kmajor_kernel<b.rows, kNB, b.w, kLanes, kGemvDeep.blocks_per_sm>
-          <<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  if constexpr (b.rows == kGemvMaxRows && b.w == 4) {  // the 5-8-row build's kernels: gemv_kernel
+    switch (gemv_kernel(b, p.N, p.K, p.batch, device_sms())) {
+      case GemvKernel::kFew:
+        return launch_gemv_kernel<b.rows, b.w, kGemvFew.columns, kGemvFew.lanes_along_k, kGemvFew.blocks_per_sm>(
+            p, stream);
+      case GemvKernel::kDeep:
+        return launch_gemv_kernel<b.rows, b.w, kGemvDeep.columns, kGemvDeep.lanes_along_k, kGemvDeep.blocks_per_sm>(
+            p, stream);
+      case GemvKernel::kBuild:
+        break;
+    }
   }
-  gemv_kmajor_kernel<b.rows, NB, b.w, b.lanes_along_k, b.blocks_per_sm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  launch_gemv_kernel<b.rows, b.w, kColumns, b.lanes_along_k, b.blocks_per_sm>(p, stream);
 }
 // A plan on build kBuild: its block width (the plan's nw, one of the build's, which gemv_built
 // checks).

@@ -876,8 +876,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 //   single floats too (in the one-row build at four blocks an SM, their columns' bounds
 //   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
-//   share, on blocks of 8 columns, two an SM; on a deep K (kGemvDeep), groups of 16 lanes,
-//   two a warp, on the same 8 columns, one block an SM.
+//   share, on blocks of 8 columns, two an SM; on few blocks (kGemvFew) or a deep K (kGemvDeep),
+//   groups of 16 lanes, two a warp, on blocks of 4 or 8 columns (gemv_kernel).
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
 // slower than the skinny kernel or than its 8 columns on most products, and the model, which
 // prices a block's waves but not their length, would have picked the 16 columns where they
@@ -896,23 +896,32 @@ inline constexpr GemvBuild kGemvBuilds[] = {{1, 32, 2, {8, 2}, 4, 4},
                                             {4, 32, 2, {8, 2}, 1, 2},
                                             {8, 8, 1, {8, 0}, 4, 2}};
 inline constexpr int64_t kGemvMaxRows = 8;
-// The 5-8-row build on a deep K: where each of a block's 8 warps takes two or more chunks of 16
-// lanes' float4s (K >= 1024), it runs groups of 16 lanes along k (twice the run of each line of W
-// a load reads) at one block an SM (the registers for twice the columns a group holds). On x @ W^T
-// of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu), it ran 1.08x the 8-lane build's
-// speed (geomean) on the 33 products of K >= 1024 it was chosen on, 0.99x the slowest, and 1.07x
-// on 44 held out, 0.93x the slowest; on a shallower K, 0.79x to 0.99x. The planner prices its
-// plans as the 8-lane build's (their estimate errs slow there), so which kernel runs a product
-// is as before: only the kernel's lanes follow K.
-struct GemvDeep {
+// The 5-8-row build's kernels, chosen at launch (the planner prices them all as the 8-lane
+// kernel, whose estimate errs slow on the others, so the plan is as before and only the kernel
+// follows the problem), on x @ W^T of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu):
+// - where its blocks of 8 columns number fewer than the SMs, blocks of 4 columns (groups of 16
+//   lanes along k on 2 columns each, two blocks an SM), twice the blocks on the idle SMs:
+//   1.19x the other kernels' speed (geomean) on the 16 such products it was chosen on, 1.20x on
+//   35 held out, 0.97x the slowest;
+// - elsewhere, on a deep K, where each of a block's 8 warps takes two or more chunks of 16
+//   lanes' float4s (K >= 1024), groups of 16 lanes along k on 4 columns each (twice the run of
+//   each line of W a load reads) at one block an SM (the registers for twice the columns a group
+//   holds): 1.08x the 8-lane kernel's speed on the 33 products of K >= 1024 it was chosen on,
+//   0.99x the slowest, and 1.07x on 44 held out, 0.93x the slowest; on a shallower K, 0.79x to
+//   0.99x.
+struct GemvVariant {
+  int columns;  // columns of B a block takes
   int lanes_along_k;
   int blocks_per_sm;
-  int64_t min_k;
 };
-inline constexpr GemvDeep kGemvDeep{16, 1, 1024};
-// The lanes along k that the build's kernel runs K on (kGemvDeep's on the 5-8-row build).
-inline constexpr int gemv_lanes_along_k(const GemvBuild& b, int64_t K) {
-  return b.rows == kGemvMaxRows && b.w == 4 && K >= kGemvDeep.min_k ? kGemvDeep.lanes_along_k : b.lanes_along_k;
+inline constexpr GemvVariant kGemvFew{4, 16, 2}, kGemvDeep{8, 16, 1};
+inline constexpr int64_t kGemvDeepMinK = 1024;
+enum class GemvKernel { kBuild, kFew, kDeep };
+// The kernel a plan on build b runs, for N columns and K of `batch` products on `sms` SMs.
+inline GemvKernel gemv_kernel(const GemvBuild& b, int64_t N, int64_t K, int64_t batch, int64_t sms) {
+  if (b.rows != kGemvMaxRows || b.w != 4) return GemvKernel::kBuild;
+  if (ceil_div64(N, b.columns[0]) * batch < sms) return GemvKernel::kFew;
+  return K >= kGemvDeepMinK ? GemvKernel::kDeep : GemvKernel::kBuild;
 }
 inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return b.w == w; }
 // The build that takes M rows (M <= kGemvMaxRows) with loads of w floats: the one of fewest rows
