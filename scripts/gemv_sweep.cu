@@ -17,8 +17,15 @@ template <int MT, int NB, int KL, int BPS>
 void time_variant(const GemmProblem& p, float* out, const float* ref) {
   if (p.M > MT) return;
   constexpr int kColumns = kGemvBlockColumns<NB, KL>;
-  const dim3 grid(static_cast<unsigned>((p.N + kColumns - 1) / kColumns), 1, static_cast<unsigned>(p.batch));
-  auto run = [&] { gemv_kmajor_kernel<MT, NB, 4, KL, BPS><<<grid, 32 * kGemvWarps>>>(p); };
+  // W^T's lines 16-byte aligned where K is a multiple of 4; else realigned, as auto launches it
+  // (launch_gemv_kernel in auto/launch.cuh).
+  const int period = p.K % 2 != 0 ? 4 : p.K % 4 != 0 ? 2 : 1;
+  const int64_t blocks = period * (((p.N + period - 1) / period + kColumns - 1) / kColumns);
+  const dim3 grid(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(p.batch));
+  auto run = [&] {
+    if (p.K % 4 == 0) gemv_kmajor_kernel<MT, NB, 4, KL, BPS, false><<<grid, 32 * kGemvWarps>>>(p, 1);
+    else gemv_kmajor_kernel<MT, NB, 4, KL, BPS, true><<<grid, 32 * kGemvWarps>>>(p, period);
+  };
   CHECK(cudaMemset(out, 0, p.batch * p.M * p.N * 4));
   run();
   CHECK(cudaGetLastError());
@@ -54,6 +61,9 @@ int main(int argc, char** argv) {
     p.out = out; p.out_bs = M * N; p.out_rs = N; p.alpha = 1; p.beta = 0;
     // Up to 8 rows: the shipped build (8 lanes along k, 2 columns each, two blocks an SM) and
     // the others that fit its registers; past 8, a 16-row build (kGemvMaxRows is 8).
+    // The 1- and 2-4-row builds (their widest blocks).
+    time_variant<1, 8, 32, 4>(p, out, ref);
+    time_variant<4, 4, 32, 4>(p, out, ref);
     time_variant<8, 2, 8, 2>(p, out, ref);
     time_variant<8, 4, 8, 2>(p, out, ref);
     time_variant<8, 8, 8, 1>(p, out, ref);

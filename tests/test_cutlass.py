@@ -64,7 +64,7 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
             continue
         if plan.kernel == "gemv":  # up to 8 rows of a K-major B's product, K whole
             assert plan.nw in _C.gemv_columns(m, b_k, plan.w == 4) and plan.splits == 1 and plan.k_slice == k, where
-            assert plan.w == 1 or b_vec, where
+            assert plan.w == 1 or b_vec or m == 1, where  # one row's float4s realign B's lines
             continue
         if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
             assert batch == 1 and plan.nw == 128 and plan.mt in (32, 64, 128), where
@@ -195,10 +195,11 @@ def test_skinny_ring_reads_b_over_its_busiest_sm():
                                          (8, True, True), (7, True, False), (9, True, True), (1, False, True),
                                          (16, True, True)])
 def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
-    # Up to 4 rows of A times a K-major B: float4s where B's lines are aligned, on blocks of 8
-    # or 2 columns for one row (the one-row build), 4 or 2 for 2-4 rows; single floats on the
-    # 4-row single-float build, blocks of 8 or 2 columns; 5-8 rows: blocks of 8 columns,
-    # float4s alone; K whole; nothing for more rows or a row-major B.
+    # Up to 4 rows of A times a K-major B: float4s where B's lines are aligned (and for one row
+    # where they are not, realigned), on blocks of 8 or 2 columns for one row (the one-row
+    # build), 4 or 2 for 2-4 rows; single floats on the 4-row single-float build, blocks of 8
+    # or 2 columns; 5-8 rows: blocks of 8 columns, float4s of aligned lines alone; K whole;
+    # nothing for more rows or a row-major B.
     cands = {tuple(c) for c, _ in _C.exact_candidates(m, 4096, 1001, 1, True, b_k, b_vec, H100_SMS)
              if c.kernel == "gemv"}
     if m > 8 or not b_k:
@@ -208,7 +209,7 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
         builds, columns = {4: 1 if m == 1 else 4, 1: 4}, {4: [2, 8] if m == 1 else [2, 4], 1: [2, 8]}
     else:
         builds, columns = {4: 8}, {4: [8]}
-    widths = [w for w in builds if w == 1 or b_vec]
+    widths = [w for w in builds if w == 1 or b_vec or m == 1]
     assert sorted(_C.gemv_columns(m, b_k)) == columns[4]
     assert sorted(_C.gemv_columns(m, b_k, b_vec)) == (columns[4 if b_vec else 1] if widths else [])
     assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
@@ -835,6 +836,21 @@ def test_each_gemv_candidate_is_right(pad):
             with forced_plan("gemv", 1 if m == 1 else 4 if m <= 4 else 8, cols, 4, 1, k):
                 check_tier("auto", a, b, alpha=0.5)
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
+    # One row's float4s on W^T's lines realigned: each start off 16 bytes (pitch a multiple of
+    # 4, offsets 1-3), half of them (pitch 2 mod 4) or each in turn (odd pitch), with A's row
+    # aligned, not, or along m, a batch whose stride moves the starts, and K shorter than the
+    # distance to the first boundary.
+    for n, k, pad, offset in [(131, 300, 0, 1), (67, 301, 3, 2), (130, 1026, 2, 3), (2113, 999, 0, 0), (9, 2, 1, 3),
+                              (1031, 4097, 1, 1), (257, 3, 0, 2), (1300, 1030, 0, 0), (1100, 2051, 0, 1)]:
+        for batch in (None, 3):
+            b = operand(k, n, "cuda", "col", pad=pad, offset=offset, batch=batch)
+            for a_layout, a_pad, a_offset in (("row", (-k) % 4, 0), ("row", 1, 1), ("col", 1, 2)):
+                a = operand(1, k, "cuda", a_layout, pad=a_pad, offset=a_offset, batch=batch)
+                for cols in _C.gemv_columns(1, True):
+                    with forced_plan("gemv", 1, cols, 4, 1, k):
+                        check_tier("auto", a, b, alpha=0.5)
+                        if batch is None:
+                            check_tier("auto", a, b, torch.randn(1, n, device="cuda"), alpha=0.5, beta=2.0)
 
 
 def _c_operand(c_shape, m, n):

@@ -35,36 +35,67 @@ inline constexpr int kGemvWarps = 8;
 template <int NB, int KL>
 inline constexpr int kGemvBlockColumns = 32 / KL * NB;
 
-template <int MT, int NB, int W, int KL, int BPS>
-__global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p) {
-  static_assert(KL >= 1 && KL <= 32 && 32 % KL == 0, "a warp holds whole groups of lanes along k");
-  constexpr int kStep = KL * W, kCols = kGemvBlockColumns<NB, KL>;
-  const BatchView v = batch_view(p);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int kl = lane % KL, group = lane / KL;
-  const int64_t c0 = int64_t(blockIdx.x) * kCols, n0 = c0 + group * NB;
-  const float* col[NB];
+// A's float4 at row + i, elements outside [0, limit) as zeros (never loaded).
+__device__ __forceinline__ void gemv_load_window(float (&dst)[4], const float* row, int64_t i, int64_t limit) {
+  if (i >= 0 && i + 3 < limit) {
+    load4(dst, row + i);
+  } else {
 #pragma unroll
-  for (int j = 0; j < NB; ++j) col[j] = v.b + (n0 + j < p.N ? n0 + j : p.N - 1) * p.b_cs;
-  const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
-  float acc[MT][NB] = {};
+    for (int w = 0; w < 4; ++w) dst[w] = i + w >= 0 && i + w < limit ? row[i + w] : 0.0f;
+  }
+}
+
+// A group's sums over K into acc. kRealign: lines of B from their element S on (S: the first
+// element whose address is 16-byte aligned), so that their float4s are whole aligned loads, the
+// S elements before taken by the first warp's lanes; A's rows along k (a_unit: unit k stride)
+// then give A(m, k + S .. k + S + 3) from the two aligned float4s around it, shifted by the
+// row's distance u from alignment, the same for every lane. Else S is 0, and a_unit says A's
+// rows are 16-byte-aligned lines.
+template <int S, bool kRealign, int MT, int NB, int W, int KL>
+__device__ __forceinline__ void gemv_accumulate(float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
+                                                const float* const (&col)[NB], int warp, int kl, bool a_unit) {
+  static_assert(kRealign || S == 0, "lines start aligned unless realigned");
+  constexpr int kStep = KL * W;
+  int u[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) u[m] = int(((reinterpret_cast<uintptr_t>(v.a + m * p.a_rs) >> 2) + S) & 3);
+  if constexpr (S > 0) {
+    if (warp == 0 && kl < S && kl < p.K) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const float a = m < p.M ? v.a[m * p.a_rs + kl * p.a_cs] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < NB; ++j) acc[m][j] = fmaf(a, col[j][kl * p.b_rs], acc[m][j]);
+      }
+    }
+  }
   // (Loading the next step's B before this step's sums, one step ahead, ran slower: the
   // registers it takes cost more loads in flight than it adds.)
-  for (int64_t k = int64_t(warp) * kStep + kl * W; k < p.K; k += int64_t(kGemvWarps) * kStep) {
+  for (int64_t k = int64_t(warp) * kStep + kl * W; k + S < p.K; k += int64_t(kGemvWarps) * kStep) {
     float b[NB][W], a[MT][W];
 #pragma unroll
-    for (int j = 0; j < NB; ++j) load_line<W>(b[j], col[j], k, p.b_rs, p.K);
+    for (int j = 0; j < NB; ++j) load_line<W>(b[j], col[j], k + S, p.b_rs, p.K);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const float* row = v.a + m * p.a_rs;
       if (m >= p.M) {
 #pragma unroll
         for (int w = 0; w < W; ++w) a[m][w] = 0.0f;
-      } else if (a_vec) {
+      } else if (kRealign && a_unit) {
+        float lo[4], hi[4] = {};
+        gemv_load_window(lo, row, k + S - u[m], p.K);
+        if (u[m] != 0) gemv_load_window(hi, row, k + S - u[m] + 4, p.K);
+        // lo:hi from element u[m] on: shifted by 2, then by 1.
+        const bool two = u[m] & 2, one = u[m] & 1;
+        const float t[5] = {two ? lo[2] : lo[0], two ? lo[3] : lo[1], two ? hi[0] : lo[2], two ? hi[1] : lo[3],
+                            two ? hi[2] : hi[0]};
+#pragma unroll
+        for (int w = 0; w < W; ++w) a[m][w] = one ? t[w + 1] : t[w];
+      } else if (!kRealign && a_unit) {
         load_line<W, false>(a[m], row, k, 1, p.K);
       } else {
 #pragma unroll
-        for (int w = 0; w < W; ++w) a[m][w] = k + w < p.K ? row[(k + w) * p.a_cs] : 0.0f;
+        for (int w = 0; w < W; ++w) a[m][w] = k + S + w < p.K ? row[(k + S + w) * p.a_cs] : 0.0f;
       }
     }
 #pragma unroll
@@ -73,6 +104,44 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmP
       for (int j = 0; j < NB; ++j)
 #pragma unroll
         for (int w = 0; w < W; ++w) acc[m][j] = fmaf(a[m][w], b[j][w], acc[m][j]);
+  }
+}
+
+// kRealign (float4s, B's lines not all 16-byte aligned): a block takes columns `period` apart
+// (period: 4 / the largest power of two, up to 4, dividing B's pitch), whose lines all start
+// the same distance S from a 16-byte boundary, and its groups run their lines from element S
+// on (gemv_accumulate). Without it, period is 1 and S 0.
+template <int MT, int NB, int W, int KL, int BPS, bool kRealign>
+__global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p, int period) {
+  static_assert(KL >= 1 && KL <= 32 && 32 % KL == 0, "a warp holds whole groups of lanes along k");
+  static_assert(!kRealign || W == 4, "lines are realigned for float4 loads");
+  constexpr int kCols = kGemvBlockColumns<NB, KL>;
+  const BatchView v = batch_view(p);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int kl = lane % KL, group = lane / KL;
+  const int64_t step = kRealign ? period : 1;
+  // The block's columns: first, first + step, ... (kCols of them).
+  const int64_t first = kRealign ? blockIdx.x % period + step * (blockIdx.x / period) * kCols
+                                 : int64_t(blockIdx.x) * kCols;
+  if (first >= p.N) return;  // a residue's last blocks (kRealign) may hold no column
+  const float* col[NB];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    const int64_t n = first + step * (group * NB + j);
+    col[j] = v.b + (n < p.N ? n : first) * p.b_cs;
+  }
+  float acc[MT][NB] = {};
+  if constexpr (kRealign) {
+    const bool a_unit = p.a_cs == 1;
+    switch (int(-(reinterpret_cast<uintptr_t>(col[0]) >> 2) & 3)) {
+      case 0: gemv_accumulate<0, true, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_unit); break;
+      case 1: gemv_accumulate<1, true, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_unit); break;
+      case 2: gemv_accumulate<2, true, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_unit); break;
+      default: gemv_accumulate<3, true, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_unit); break;
+    }
+  } else {
+    const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
+    gemv_accumulate<0, false, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_vec);
   }
   __shared__ float sums[kGemvWarps][MT * kCols];
 #pragma unroll
@@ -87,7 +156,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmP
   __syncthreads();
   for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
     const int m = t / kCols;
-    const int64_t n = c0 + t % kCols;
+    const int64_t n = first + step * (t % kCols);
     if (m >= p.M || n >= p.N) continue;
     float s = 0.0f;
 #pragma unroll

@@ -479,13 +479,26 @@ void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float*
 }
 
 // The GEMV kernel on build kBuild of kGemvBuilds, blocks of kColumns columns of B (NB per group
-// of its lanes along k), a grid layer per product.
+// of its lanes along k), a grid layer per product. Float4s of B's lines that are not all 16-byte
+// aligned (its pitch, batch stride or start; up to kGemvRealignedMaxRows rows) run realigned
+// (gemv_kmajor_kernel's kRealign): each block on columns `period` apart, 4 / gcd(pitch, 4),
+// whose lines start alike; a grid of up to period - 1 blocks more.
 template <int MT, int W, int kColumns, int kLanes, int kBlocksPerSm>
 void launch_gemv_kernel(const GemmProblem& p, cudaStream_t stream) {
   constexpr int NB = kColumns / (32 / kLanes);
   static_assert(kGemvBlockColumns<NB, kLanes> == kColumns, "a block holds whole groups of lanes");
-  const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
-  gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
+  if (W == 1 || (operand_vec_ok(p.b, p.b_cs) && p.b_bs % 4 == 0)) {
+    const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
+    gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, false><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
+  } else if constexpr (W == 4 && MT <= kGemvRealignedMaxRows) {
+    if (p.b_rs != 1) throw std::logic_error("gemmtiles: float4s of B's lines along k need a unit stride");
+    const int period = p.b_cs % 2 != 0 ? 4 : p.b_cs % 4 != 0 ? 2 : 1;
+    const int64_t blocks = period * ceil_div64(ceil_div64(p.N, period), kColumns);
+    const dim3 grid(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(p.batch));
+    gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, true><<<grid, 32 * kGemvWarps, 0, stream>>>(p, period);
+  } else {
+    throw std::logic_error("gemmtiles: a gemv plan of float4s on B's unaligned lines past the rows realigned");
+  }
 }
 // The current device's SMs, asked once per device.
 inline int64_t device_sms() {

@@ -867,7 +867,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 // block of 8 warps on nw columns of B whole (its warps take K's chunks in turn and add their
 // sums in shared memory), loading w floats of B at a time; one launch, no workspace. Its
 // builds (GemvBuild) are each one number of rows and one load width, float4s where B's lines
-// are 16-byte aligned, single floats elsewhere:
+// are 16-byte aligned, single floats elsewhere; one row's float4s also where they are not
+// (kGemvRealignedMaxRows):
 // - 1 and 4 rows on float4s, a warp's 32 lanes along k, four blocks an SM (64 registers a
 //   thread: twice the loads of B in flight of two), on blocks of 2 columns (more blocks, for
 //   outputs of few columns) and of the most columns whose accumulators, A and float4s of B
@@ -896,6 +897,13 @@ inline constexpr GemvBuild kGemvBuilds[] = {{1, 32, 2, {8, 2}, 4, 4},
                                             {4, 32, 2, {8, 2}, 1, 2},
                                             {8, 8, 1, {8, 0}, 4, 2}};
 inline constexpr int64_t kGemvMaxRows = 8;
+// The most rows whose float4 build takes B's lines not 16-byte aligned (gemv.cuh's kRealign: a
+// block's columns start alike, read from their first aligned float4 on, A's float4s made from
+// the two aligned ones around them). On x @ W^T of odd K (scripts/gemv_sweep.cu, H200), one
+// row ran 1.02-1.05x the time of an aligned K; 2-4 rows, twice the loads of A a row, 1.5-1.6x,
+// and through auto 0.69-0.97x the speed of the plans before (the single-float build or the
+// skinny kernel) on 7 of the 9 such products of the random samples (seeds 1 and 2).
+inline constexpr int64_t kGemvRealignedMaxRows = 1;
 // The 5-8-row build's kernels, chosen at launch (the planner prices them all as the 8-lane
 // kernel, whose estimate errs slow on the others, so the plan is as before and only the kernel
 // follows the problem), on x @ W^T of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu):
@@ -963,7 +971,7 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
   if (!gemv_takes(M, b_kmajor)) return all;
   for (const int w : {4, 1}) {
     const GemvBuild& build = gemv_build(M, w);
-    if ((w == 4 && !b_vec) || !gemv_has_loads(build, w)) continue;
+    if ((w == 4 && !b_vec && M > kGemvRealignedMaxRows) || !gemv_has_loads(build, w)) continue;
     for (int i = 0; i < build.widths; ++i) all.push_back(gemv_plan(M, K, build.columns[i], w));
   }
   return all;
