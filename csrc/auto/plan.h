@@ -900,9 +900,10 @@ inline constexpr int64_t kGemvMaxRows = 8;
 // The most rows whose float4 build takes B's lines not 16-byte aligned (gemv.cuh's kRealign: a
 // block's columns start alike, read from their first aligned float4 on, A's float4s made from
 // the two aligned ones around them). On x @ W^T of odd K (scripts/gemv_sweep.cu, H200), one
-// row ran 1.02-1.05x the time of an aligned K; 2-4 rows, twice the loads of A a row, 1.5-1.6x,
+// row ran 1.02-1.05x the time of an aligned K; 2-4 rows, twice the loads of A a row, 1.5-1.8x,
 // and through auto 0.69-0.97x the speed of the plans before (the single-float build or the
-// skinny kernel) on 7 of the 9 such products of the random samples (seeds 1 and 2).
+// skinny kernel) on 7 of the 9 such products of the random samples (seeds 1 and 2); taking the
+// second float4 from the next lane by shuffles instead ran 1.05-1.09x the time of the load.
 inline constexpr int64_t kGemvRealignedMaxRows = 1;
 // The 5-8-row build's kernels, chosen at launch (the planner prices them all as the 8-lane
 // kernel, whose estimate errs slow on the others, so the plan is as before and only the kernel
