@@ -16,8 +16,9 @@
 // Against the skinny kernel (skinny.cuh), whose blocks hold different columns per warp and
 // split K across blocks through a workspace and a second kernel, this needs no second launch
 // and keeps each block's reads of a line of W together.
-// A is read in place (float4s along k where its rows are 16-byte aligned), once by each block,
-// through L1 and L2; rows past M load nothing (zeros) and are never stored.
+// A is read in place (float4s along k where its rows, or its realigned windows, are 16-byte
+// aligned), once by each block, through L1 and L2; rows past M load nothing (zeros) and are
+// never stored.
 // Torch-free, like the ladder's kernels.
 #pragma once
 
@@ -28,9 +29,9 @@ namespace gemmtiles {
 
 inline constexpr int kGemvWarps = 8;
 
-// MT rows of A (M <= MT); NB columns of B per group of KL lanes; W: 4 (float4 loads of B, for
-// 16-byte-aligned lines and a unit k stride) or 1; BPS blocks per SM, whose registers the
-// builds auto runs (kGemvBuilds in auto/plan.h) fit under.
+// MT rows of A (M <= MT); NB columns of B per group of KL lanes; W: 4 (float4 loads of B along
+// a unit k stride, its lines 16-byte aligned or realigned: kRealign) or 1; BPS blocks per SM,
+// whose registers the builds auto runs (kGemvBuilds in auto/plan.h) fit under.
 // The columns of B a block takes: NB for each of a warp's 32 / KL groups of lanes.
 template <int NB, int KL>
 inline constexpr int kGemvBlockColumns = 32 / KL * NB;
