@@ -211,7 +211,7 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
         builds, columns = {4: 8}, {4: [8]}
     widths = [w for w in builds if w == 1 or b_vec or m == 1]
     assert sorted(_C.gemv_columns(m, b_k)) == columns[4]
-    assert sorted(_C.gemv_columns(m, b_k, b_vec)) == (columns[4 if b_vec else 1] if widths else [])
+    assert sorted(_C.gemv_columns(m, b_k, b_vec)) == (columns[4 if b_vec or m == 1 else 1] if widths else [])
     assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
 
 
@@ -334,9 +334,9 @@ def test_a_tables_gemv_entry_runs_gemv():
         for cols in widths:
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
-    # One row: float4s on the one-row build, single floats on the single-float build of up to 4 rows.
+    # One row: float4s on the one-row build, B's lines aligned or not (realigned).
     for cols in (2, 8):
-        for b_vec, rows, w in ((True, 1, 4), (False, 4, 1)):
+        for b_vec, rows, w in ((True, 1, 4), (False, 1, 4)):
             plan = _C.auto_plan(1, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(1, 4096, 4096, cols), True, True)
             assert tuple(plan) == ("gemv", rows, cols, w, 1, 4096)
     # 5-8 rows: the 8-row build's width, float4s alone.

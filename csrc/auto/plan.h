@@ -905,6 +905,9 @@ inline constexpr int64_t kGemvMaxRows = 8;
 // skinny kernel) on 7 of the 9 such products of the random samples (seeds 1 and 2); taking the
 // second float4 from the next lane by shuffles instead ran 1.05-1.09x the time of the load.
 inline constexpr int64_t kGemvRealignedMaxRows = 1;
+// The loads a table's gemv entry of M rows runs on such a B: float4s where its lines are
+// aligned or realigned, single floats elsewhere.
+inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return b_vec || M <= kGemvRealignedMaxRows ? 4 : 1; }
 // The 5-8-row build's kernels, chosen at launch (the planner prices them all as the 8-lane
 // kernel, whose estimate errs slow on the others, so the plan is as before and only the kernel
 // follows the problem), on x @ W^T of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu):
@@ -1275,8 +1278,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
         return *plan;
     }
     if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor) &&
-        gemv_built(gemv_build(M, b_vec ? 4 : 1).rows, e->rows, b_vec ? 4 : 1))
-      return gemv_plan(M, K, e->rows, b_vec ? 4 : 1);
+        gemv_built(gemv_build(M, gemv_entry_loads(M, b_vec)).rows, e->rows, gemv_entry_loads(M, b_vec)))
+      return gemv_plan(M, K, e->rows, gemv_entry_loads(M, b_vec));
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass)

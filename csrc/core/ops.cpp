@@ -398,18 +398,19 @@ PyObject* py_skinny_cols(PyObject*, PyObject* args) {
   }
   return PyLong_FromLongLong(gemmtiles::skinny_cols(gemmtiles::AutoPlan{*k, mt, nw, w}));
 }
-// gemmtiles._C.gemv_columns(M, b_kmajor, b_vec=True) -> [int]: the columns of B a block of the
-// GEMV kernel's build for M rows takes (auto/plan.h, kGemvBuilds), which a table's gemv entry
-// names; none past its rows, for a row-major B, or for B's lines not 16-byte aligned (b_vec
-// false) where the build has float4 loads alone.
+// gemmtiles._C.gemv_columns(M, b_kmajor, b_vec=True) -> [int]: the columns of B a block takes
+// in the GEMV build a table's gemv entry of M rows runs on such a B (auto/plan.h, kGemvBuilds,
+// gemv_entry_loads), which the entry names; none past its rows, for a row-major B, or for B's
+// lines not 16-byte aligned (b_vec false) where the build has float4 loads alone.
 PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   long long M;
   int b_kmajor, b_vec = 1;
   if (!PyArg_ParseTuple(args, "Lp|p", &M, &b_kmajor, &b_vec)) return nullptr;
   std::vector<int64_t> cols;
   if (gemmtiles::gemv_takes(M, b_kmajor != 0)) {
-    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M, b_vec ? 4 : 1);
-    if (gemmtiles::gemv_has_loads(build, b_vec ? 4 : 1)) cols.assign(build.columns, build.columns + build.widths);
+    const int w = gemmtiles::gemv_entry_loads(M, b_vec != 0);
+    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M, w);
+    if (gemmtiles::gemv_has_loads(build, w)) cols.assign(build.columns, build.columns + build.widths);
   }
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
