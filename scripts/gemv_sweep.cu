@@ -19,9 +19,9 @@ void time_variant(const GemmProblem& p, float* out, const float* ref) {
   constexpr int kColumns = kGemvBlockColumns<NB, KL>;
   // W^T's lines 16-byte aligned where K is a multiple of 4; else realigned, as auto launches it
   // (launch_gemv_kernel in auto/launch.cuh).
-  const int period = p.K % 2 != 0 ? 4 : p.K % 4 != 0 ? 2 : 1;
-  const int64_t blocks = period * (((p.N + period - 1) / period + kColumns - 1) / kColumns);
-  const dim3 grid(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(p.batch));
+  const int period = gemv_realign_period(p.b_cs);
+  const dim3 grid(static_cast<unsigned>(gemv_realigned_blocks(p.N, kColumns, period)), 1,
+                  static_cast<unsigned>(p.batch));
   auto run = [&] {
     if (p.K % 4 == 0) gemv_kmajor_kernel<MT, NB, 4, KL, BPS, false><<<grid, 32 * kGemvWarps>>>(p, 1);
     else gemv_kmajor_kernel<MT, NB, 4, KL, BPS, true><<<grid, 32 * kGemvWarps>>>(p, period);

@@ -108,6 +108,14 @@ __device__ __forceinline__ void gemv_accumulate(float (&acc)[MT][NB], const Gemm
   }
 }
 
+// The realigned kernel's period for B's pitch (in floats): 4 / gcd(pitch, 4), the columns apart
+// whose lines start alike; and its grid's blocks along N (a period's residues, each in blocks of
+// kCols columns, up to period - 1 blocks more than aligned lines take).
+inline int gemv_realign_period(int64_t pitch) { return pitch % 2 != 0 ? 4 : pitch % 4 != 0 ? 2 : 1; }
+inline int64_t gemv_realigned_blocks(int64_t N, int kCols, int period) {
+  return period * (((N + period - 1) / period + kCols - 1) / kCols);
+}
+
 // kRealign (float4s, B's lines not all 16-byte aligned): a block takes columns `period` apart
 // (period: 4 / the largest power of two, up to 4, dividing B's pitch), whose lines all start
 // the same distance S from a 16-byte boundary, and its groups run their lines from element S

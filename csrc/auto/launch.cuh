@@ -492,9 +492,9 @@ void launch_gemv_kernel(const GemmProblem& p, cudaStream_t stream) {
     gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, false><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
   } else if constexpr (W == 4 && MT <= kGemvRealignedMaxRows) {
     if (p.b_rs != 1) throw std::logic_error("gemmtiles: float4s of B's lines along k need a unit stride");
-    const int period = p.b_cs % 2 != 0 ? 4 : p.b_cs % 4 != 0 ? 2 : 1;
-    const int64_t blocks = period * ceil_div64(ceil_div64(p.N, period), kColumns);
-    const dim3 grid(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(p.batch));
+    const int period = gemv_realign_period(p.b_cs);
+    const dim3 grid(static_cast<unsigned>(gemv_realigned_blocks(p.N, kColumns, period)), 1,
+                    static_cast<unsigned>(p.batch));
     gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, true><<<grid, 32 * kGemvWarps, 0, stream>>>(p, period);
   } else {
     throw std::logic_error("gemmtiles: a gemv plan of float4s on B's unaligned lines past the rows realigned");
