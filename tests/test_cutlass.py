@@ -228,6 +228,7 @@ def test_the_8_row_gemv_kernel_follows_blocks_and_k():
     assert _C.gemv_kernel(8, 1000, 4096, 1, True, 0) == (8, 16, 1)  # SMs unknown: no few-block kernel
     assert _C.gemv_kernel(1, 100, 100, 1, True, H100_SMS) == (8, 32, 4)
     assert _C.gemv_kernel(4, 100, 5000, 1, False, H100_SMS) == (8, 32, 2)
+    assert _C.gemv_kernel(1, 100, 5001, 1, False, H100_SMS) == (8, 32, 4)  # realigned float4s
     assert _C.gemv_kernel(6, 100, 100, 1, False, H100_SMS) is None  # 5-8 rows: float4s alone
     assert _C.gemv_kernel(9, 100, 100, 1, True, H100_SMS) is None
 

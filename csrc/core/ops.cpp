@@ -415,13 +415,14 @@ PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
 // gemmtiles._C.gemv_kernel(M, N, K, batch, b_vec, sms) -> (columns, lanes_along_k,
-// blocks_per_sm): the kernel a gemv plan of M rows runs on such a problem (auto/plan.h,
-// gemv_kernel: the 5-8-row build's follows the blocks and K); None where no build takes it.
+// blocks_per_sm): the kernel a table's gemv entry of M rows runs on such a problem (auto/plan.h,
+// gemv_entry_loads; gemv_kernel: the 5-8-row build's follows the blocks and K); None where no
+// build takes it.
 PyObject* py_gemv_kernel(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int b_vec;
   if (!PyArg_ParseTuple(args, "LLLLpL", &M, &N, &K, &batch, &b_vec, &sms)) return nullptr;
-  const int w = b_vec ? 4 : 1;
+  const int w = gemmtiles::gemv_entry_loads(M, b_vec != 0);
   if (!gemmtiles::gemv_takes(M, true) || !gemmtiles::gemv_has_loads(gemmtiles::gemv_build(M, w), w)) Py_RETURN_NONE;
   const gemmtiles::GemvBuild& b = gemmtiles::gemv_build(M, w);
   int columns = b.columns[0], lanes = b.lanes_along_k, blocks = b.blocks_per_sm;
@@ -830,8 +831,8 @@ PyMethodDef methods[] = {
      "gemv_columns(M, b_kmajor, b_vec=True): the columns of B a block of the GEMV kernel takes for M rows, which a "
      "table's gemv entry names."},
     {"gemv_kernel", py_gemv_kernel, METH_VARARGS,
-     "gemv_kernel(M, N, K, batch, b_vec, sms): (columns, lanes_along_k, blocks_per_sm) of the GEMV kernel a gemv plan "
-     "of M rows runs on such a problem (the 5-8-row build's follows its blocks and K); None where no build takes it."},
+     "gemv_kernel(M, N, K, batch, b_vec, sms): (columns, lanes_along_k, blocks_per_sm) of the GEMV kernel a table's gemv "
+     "entry of M rows runs on such a problem (the 5-8-row build's follows its blocks and K); None where no build takes it."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
