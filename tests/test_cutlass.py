@@ -1064,9 +1064,12 @@ def test_an_exact_model_line_of_other_features_is_refused():
     # per-operand-skinny-steps: before the GEMV kernel; per-operand-skinny-steps-gemv: before the
     # row-major-B skinny kernel's steps on float4s had their own parameter;
     # per-operand-skinny-ring-steps-gemv-tile32w2-edges: before the GEMV kernel's 5-8-row build
-    # had its own rates), would be read with another meaning: refused, naming the refit.
+    # had its own rates; per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges: before the
+    # row-major-B kernel's steps on single floats counted its rows in flight), would be read
+    # with another meaning: refused, naming the refit.
     for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv ",
-                   "per-operand-skinny-ring-steps-gemv-tile32w2-edges "]:
+                   "per-operand-skinny-ring-steps-gemv-tile32w2-edges ",
+                   "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

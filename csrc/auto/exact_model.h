@@ -76,7 +76,7 @@ inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kEx
 inline constexpr int kGemvFeatures = 7;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature

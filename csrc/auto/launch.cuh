@@ -448,7 +448,8 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 // on 8 slices of K (skinny_split in auto/plan.h). Float4s go through shared memory (the async
 // kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, and N is a
 // multiple of 4, else through registers (whose steps the model prices as the ring's). Rows of
-// B in flight per group in the register kernel, float4s: 8 for up to 4 rows of A, 4 for 8
+// B in flight per group in the register kernel (skinny_split_rows_in_flight in auto/plan.h,
+// which the model counts single floats' steps by), float4s: 8 for up to 4 rows of A, 4 for 8
 // (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for sm_90), 8 for
 // 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps' sums); single
 // floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in flight for as
@@ -456,7 +457,7 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 template <int MT, int W>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitWarps == 8, "auto_plan models this kernel");
-  constexpr int P = W == 4 ? (MT == 8 ? 4 : 8) : (MT == 16 ? 8 : 16);
+  constexpr int P = skinny_split_rows_in_flight(MT, W);
   constexpr auto kernel = skinny_nmajor_split_kernel<MT, P, W>;
   constexpr size_t smem = skinny_split_smem<MT, W>();
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);

@@ -110,6 +110,12 @@ inline constexpr int kSkinnyWarps = 8;
 // (its __launch_bounds__, csrc/auto/skinny.cuh): float4s past 8 rows hold 64 accumulators a
 // thread and run one block per SM; else two.
 inline constexpr int skinny_split_blocks_per_sm(int64_t mt, int w) { return mt > 8 && w != 1 ? 1 : 2; }
+// Rows of B a lane of that kernel's register build keeps in flight (its P, csrc/auto/launch.cuh):
+// as many as its registers hold beside the accumulators. Float4s: 8 up to 4 rows, 4 for 8, 8
+// for 16 (one block per SM); single floats: 16, and 8 for 16 rows.
+inline constexpr int skinny_split_rows_in_flight(int64_t mt, int w) {
+  return w == 4 ? (mt == 8 ? 4 : 8) : (mt == 16 ? 8 : 16);
+}
 // For nn.Linear's W^T (column-major B) the skinny kernel takes up to 16 rows: there a warp's
 // four groups of 8 lanes share each read of A (csrc/auto/launch.cuh), and 9-16 rows run
 // faster than on the 32-row split tile, or as fast on the widest outputs (docs/auto.md).
@@ -1013,12 +1019,17 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
 // the latency that a product of few blocks or long slices cannot hide. The column-major-B
 // kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k; the
-// row-major-B kernel: a warp's rows of its slice, a load of B each.
+// row-major-B kernel: a warp's rows of its slice, a load of B each, counted in lanes holding 16
+// rows in flight: a lane that holds fewer waits on its loads as often for fewer rows (on single
+// floats, 16 rows' 8 in flight ran 1.35-2.05x their estimate as 16 where a block took K whole,
+// against 1.10-1.25x for 4-8 rows' 16: docs/auto.md).
 inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
   int64_t steps = plan.k_slice;
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
+  } else if (plan.w == 1) {  // float4s are priced as the ring's steps, which keeps its own rows in flight
+    steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
   }
   const int64_t slots = std::max<int64_t>(1, skinny_slots(plan, sms));
   return double(ceil_div64(skinny_blocks(plan, N, batch), slots) * steps) / 1e3;
