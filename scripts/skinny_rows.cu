@@ -4,9 +4,13 @@
 // and for 4. Each at its best count of K slices (auto's candidates'), as a ratio to cuBLAS
 // fp32 (above 1: faster), with its error against cuBLAS's result checked, on products of up to
 // 16 rows drawn at random (M log-uniform in [1, 16], N and K in [128, 16384], A row-major or
-// transposed, B row-major: NN and TN), timed on the GPU alone (hold_stream).
+// transposed, B row-major: NN and TN), timed on the GPU alone (hold_stream). Beside them, the
+// register kernel built on 16 and 32 warps a block (up to 8 rows) with K whole in each block:
+// one launch, no workspace, more slices of K a block than auto's 8 ("w16", "w32", where built).
+// max_b_mb: only products whose B has at most that many MB (the small ones, where a second
+// launch is a large share).
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG scripts/skinny_rows.cu \
-//     -o skinny_rows -lcublas && ./skinny_rows [shapes] [seed]
+//     -o skinny_rows -lcublas && ./skinny_rows [shapes] [seed] [max_b_mb]
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
@@ -31,6 +35,7 @@ struct Variant {
   void (*kernel)(GemmProblem, SkinnySplit);
   size_t smem;
   int blocks_per_sm;
+  int warps = 8;  // a block's (wide_variant: more, K whole in each block)
 };
 template <int MT, int P, int W>
 Variant variant(const char* name) {
@@ -46,6 +51,27 @@ Variant async_variant(const char* name) {
   const size_t smem = skinny_async_smem<MT, S>();
   CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   return {name, MT, 4, k, smem, skinny_split_blocks_per_sm(MT, 4)};
+}
+
+// The register kernel on kWarps warps a block, K whole in each block (one block per SM).
+template <int MT, int P, int W, int kWarps>
+Variant wide_variant(const char* name) {
+  auto k = skinny_nmajor_split_kernel<MT, P, W, kWarps>;
+  const size_t smem = skinny_split_smem<MT, W, kWarps>();
+  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  return {name, MT, W, k, smem, 1, kWarps};
+}
+// Microseconds of a wide variant with K whole in each block: each of its warps a slice of
+// ceil(K / warps) rows, rounded up to 16.
+double whole_k_time(const Variant& v, const GemmProblem& p, double* err, const float* ref) {
+  const int64_t cols = 32 * v.w;
+  const int64_t k_slice = ((p.K + v.warps - 1) / v.warps + 15) / 16 * 16;
+  const dim3 grid(unsigned((p.N + cols - 1) / cols), 1, unsigned(p.batch));
+  const SkinnySplit sp{k_slice, nullptr};
+  const double us = 1000 * median_ms([&] { v.kernel<<<grid, 32 * v.warps, v.smem>>>(p, sp); }, 15, 100000);
+  CHECK(cudaGetLastError());
+  *err = std::max(*err, relative_error(p.out, ref, p.M * p.N));
+  return us;
 }
 
 // The best microseconds of v over the counts of warps' slices auto's candidates try.
@@ -75,6 +101,7 @@ double best_time(const Variant& v, const GemmProblem& p, float* ws, int sms, int
 
 int main(int argc, char** argv) {
   const int count = argc > 1 ? std::atoi(argv[1]) : 40, seed = argc > 2 ? std::atoi(argv[2]) : 1;
+  const double max_b_mb = argc > 3 ? std::atof(argv[3]) : 1e9;
   int sms;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   cublasHandle_t h;
@@ -89,6 +116,18 @@ int main(int argc, char** argv) {
   const Variant single_variants[4][2] = {
       {variant<1, 16, 1>("1 row"), variant<4, 16, 1>("4 rows")}, {variant<4, 16, 1>("registers")},
       {variant<8, 16, 1>("registers")}, {variant<16, 8, 1>("registers")}};
+  // The register kernel on 16 and 32 warps (K whole), where the 64 registers a thread of 1024
+  // threads hold it without spilling much (ptxas -v): single floats up to 4 rows on both, 8
+  // rows on 16; float4s one row on both (4 rows of B a group in flight on 32 warps), 4 and 8
+  // rows on 16; none for 16 rows.
+  const Variant vec_wide[4][2] = {{wide_variant<1, 8, 4, 16>("w16"), wide_variant<1, 4, 4, 32>("w32")},
+                                  {wide_variant<4, 8, 4, 16>("w16")},
+                                  {wide_variant<8, 4, 4, 16>("w16")},
+                                  {}};
+  const Variant single_wide[4][2] = {{wide_variant<1, 16, 1, 16>("w16"), wide_variant<1, 16, 1, 32>("w32")},
+                                     {wide_variant<4, 16, 1, 16>("w16"), wide_variant<4, 16, 1, 32>("w32")},
+                                     {wide_variant<8, 16, 1, 16>("w16")},
+                                     {}};
   std::mt19937_64 rng(seed);
   auto logu = [&](double lo, double hi) {
     return int64_t(std::floor(std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi + 1))(rng))));
@@ -103,7 +142,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < count; ++i) {
     const int64_t M = std::min<int64_t>(16, logu(1, 16)), N = logu(128, 16384), K = logu(128, 16384);
     const bool ta = rng() % 2;
-    if (N * K * 4 > (1ll << 30)) { --i; continue; }
+    if (N * K * 4 > (1ll << 30) || N * K * 4 > max_b_mb * 1e6) { --i; continue; }
     GemmProblem p{};
     p.batch = 1; p.M = M; p.N = N; p.K = K; p.a = a; p.a_rs = ta ? 1 : K; p.a_cs = ta ? M : 1;
     p.b = b; p.b_rs = N; p.b_cs = 1; p.out = c; p.out_rs = N; p.alpha = 1; p.beta = 0;
@@ -121,6 +160,12 @@ int main(int argc, char** argv) {
       double err = 0;
       const double t = best_time(vs[j], p, ws, sms, &s, &err, ref);
       printf(" %s %.2f(s%d)%s", vs[j].name, cub / t, s, err > 1e-5 ? " WRONG" : "");
+    }
+    const Variant* wide = vec ? vec_wide[rows] : single_wide[rows];
+    for (int j = 0; j < 2 && wide[j].kernel; ++j) {
+      double err = 0;
+      const double t = whole_k_time(wide[j], p, &err, ref);
+      printf(" %s %.2f%s", wide[j].name, cub / t, err > 1e-5 ? " WRONG" : "");
     }
     printf("\n");
     fflush(stdout);

@@ -404,11 +404,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // with it): float4s up to 8 rows two (128 registers), 16 rows one (64 accumulators a thread);
 // single floats two.
 // Grid (ceil(N / (32 W)), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT, W>.
+// kWarps: the block's warps, 8 in every build auto runs (kSkinnySplitWarps in auto/plan.h);
+// another count builds the same kernel on more slices of K a block (one block per SM), for
+// timing apart (scripts/skinny_rows.cu).
 inline constexpr int kSkinnyChunk = 64;
-template <int MT, int W>
+template <int MT, int W, int kWarps = 8>
 constexpr size_t skinny_split_smem() {
   // The warps' staged chunks of A, then (the same memory) their sums.
-  return sizeof(float) * 8 * MT * (kSkinnyChunk > 32 * W ? kSkinnyChunk : 32 * W);
+  return sizeof(float) * kWarps * MT * (kSkinnyChunk > 32 * W ? kSkinnyChunk : 32 * W);
 }
 
 // What the row-major-B kernels share. A warp's chunk of A: A(m, k0 + e) for this lane's e
@@ -431,11 +434,11 @@ __device__ __forceinline__ void skinny_split_stage_a(float* As, const float (&an
   for (int i = 0; i < MT * KC / 32; ++i) As[(i / (KC / 32)) * KC + lane + 32 * (i % (KC / 32))] = an[i];
   __syncwarp();
 }
-// The block's sums: the 8 warps' MT x 32 W sums, red[warp][m][32 W] at the start of shared
-// memory, added in warp order (a fixed order: the same bits on every run) and written to the
-// workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through the
-// epilogue.
-template <int MT, int W>
+// The block's sums: its kWarps warps' MT x 32 W sums, red[warp][m][32 W] at the start of
+// shared memory, added in warp order (a fixed order: the same bits on every run) and written to
+// the workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
+// the epilogue.
+template <int MT, int W, int kWarps = 8>
 __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
                                                   float* red, const float (&acc)[MT][W], int64_t n_block) {
   constexpr int kCols = 32 * W;
@@ -451,13 +454,13 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < MT * kCols; i += 256) {
+  for (int i = threadIdx.x; i < MT * kCols; i += 32 * kWarps) {
     const int m = i / kCols;
     const int64_t n = n_block + i % kCols;
     if (m >= p.M || n >= p.N) continue;
     float x = red[i];
 #pragma unroll
-    for (int q = 1; q < 8; ++q) x += red[q * MT * kCols + i];
+    for (int q = 1; q < kWarps; ++q) x += red[q * MT * kCols + i];
     if (s.ws) {
       s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
     } else {
@@ -466,8 +469,8 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
   }
 }
 
-template <int MT, int P, int W>
-__global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
+template <int MT, int P, int W, int kWarps = 8>
+__global__ void __launch_bounds__(32 * kWarps, kWarps == 8 ? skinny_split_blocks_per_sm(MT, W) : 1)
     skinny_nmajor_split_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int KC = kSkinnyChunk, kPer = MT * KC / 32;  // A's elements a lane stages per chunk
   constexpr int kCols = 32 * W;                           // the block's columns
@@ -477,7 +480,7 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t n_block = int64_t(blockIdx.x) * kCols, n0 = n_block + lane * W;
-  const int64_t k_begin = (int64_t(blockIdx.y) * 8 + warp) * s.k_slice;
+  const int64_t k_begin = (int64_t(blockIdx.y) * kWarps + warp) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
   float* As = smem + warp * MT * KC;  // As[m * KC + kk]: this warp's chunk of A
   float acc[MT][W] = {};
@@ -532,7 +535,7 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, W))
       }
     }
   }
-  skinny_split_sums<MT, W>(p, v, s, smem, acc, n_block);
+  skinny_split_sums<MT, W, kWarps>(p, v, s, smem, acc, n_block);
 }
 
 // Float4s of B (its rows 16-byte aligned lines): the same blocks, slices of K, staging of A
