@@ -8,7 +8,8 @@
 // register kernel built on 16 and 32 warps a block (up to 8 rows) with K whole in each block:
 // one launch, no workspace, more slices of K a block than auto's 8 ("w16", "w32", where built).
 // max_b_mb: only products whose B has at most that many MB (the small ones, where a second
-// launch is a large share).
+// launch is a large share; the draws past it are skipped, so a seed's products and their
+// numbers differ from a run without it).
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG scripts/skinny_rows.cu \
 //     -o skinny_rows -lcublas && ./skinny_rows [shapes] [seed] [max_b_mb]
 #include <cstdio>
@@ -68,6 +69,7 @@ double whole_k_time(const Variant& v, const GemmProblem& p, double* err, const f
   const int64_t k_slice = ((p.K + v.warps - 1) / v.warps + 15) / 16 * 16;
   const dim3 grid(unsigned((p.N + cols - 1) / cols), 1, unsigned(p.batch));
   const SkinnySplit sp{k_slice, nullptr};
+  CHECK(cudaMemset(p.out, 0, sizeof(float) * p.M * p.N));  // a kernel that writes nothing shows as WRONG
   const double us = 1000 * median_ms([&] { v.kernel<<<grid, 32 * v.warps, v.smem>>>(p, sp); }, 15, 100000);
   CHECK(cudaGetLastError());
   *err = std::max(*err, relative_error(p.out, ref, p.M * p.N));
@@ -102,6 +104,10 @@ double best_time(const Variant& v, const GemmProblem& p, float* ws, int sms, int
 int main(int argc, char** argv) {
   const int count = argc > 1 ? std::atoi(argv[1]) : 40, seed = argc > 2 ? std::atoi(argv[2]) : 1;
   const double max_b_mb = argc > 3 ? std::atof(argv[3]) : 1e9;
+  if (!(max_b_mb >= 0.1)) {  // the smallest B drawn: 128 x 128 floats
+    std::printf("max_b_mb must be at least 0.1 (MB), got '%s'\n", argv[3]);
+    return 1;
+  }
   int sms;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   cublasHandle_t h;

@@ -1019,8 +1019,9 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
 // the latency that a product of few blocks or long slices cannot hide. The column-major-B
 // kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k; the
-// row-major-B kernel: a warp's rows of its slice, a load of B each, counted in lanes holding 16
-// rows in flight: a lane that holds fewer waits on its loads as often for fewer rows (on single
+// row-major-B kernel: a warp's rows of its slice, a load of B each, on single floats counted in
+// lanes holding 16 rows in flight: a lane that holds fewer waits on its loads as often for fewer
+// rows (float4s are priced as the ring's steps, whose rows in flight are its own; on single
 // floats, 16 rows' 8 in flight ran 1.35-2.05x their estimate as 16 where a block took K whole,
 // against 1.10-1.25x for 4-8 rows' 16: docs/auto.md).
 inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
@@ -1028,7 +1029,7 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
-  } else if (plan.w == 1) {  // float4s are priced as the ring's steps, which keeps its own rows in flight
+  } else if (plan.w == 1) {
     steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
   }
   const int64_t slots = std::max<int64_t>(1, skinny_slots(plan, sms));

@@ -384,12 +384,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
   skinny_kmajor_store<MT, NW, KL>(p, v, s, acc, lane, n0);
 }
 
-// B row-major: the block's 8 warps share 32 W columns, lane l the W from W l (W = 4: one
-// float4, for rows of B that are 16-byte aligned lines, unit column stride; W = 1: one float,
-// any column stride), and split the block's K: warp w takes the slice blockIdx.y * 8 + w, of
-// s.k_slice rows (any number: loads past the slice's end read nothing, and their FMAs add
-// zeros). A warp stages its slice of A kSkinnyChunk columns at a time in its own shared
-// memory (no barrier across the block),
+// B row-major: the block's 8 warps (kWarps, below) share 32 W columns, lane l the W from W l
+// (W = 4: one float4, for rows of B that are 16-byte aligned lines, unit column stride; W = 1:
+// one float, any column stride), and split the block's K: warp w takes the slice
+// blockIdx.y * 8 + w, of s.k_slice rows (any number: loads past the slice's end read nothing,
+// and their FMAs add zeros). A warp stages its slice of A kSkinnyChunk columns at a time in its
+// own shared memory (no barrier across the block),
 // the next chunk's loads in registers while it uses the current one; its loads of B run one
 // group of P rows ahead of their use, so P to 2 P rows are in flight per lane at all times
 // and the first are issued before A's. At the end the 8 warps' sums are added in shared
@@ -403,10 +403,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // Resident blocks per SM: skinny_split_blocks_per_sm (auto/plan.h, which counts the waves
 // with it): float4s up to 8 rows two (128 registers), 16 rows one (64 accumulators a thread);
 // single floats two.
-// Grid (ceil(N / (32 W)), ceil(slices / 8), batch); dynamic shared memory skinny_split_smem<MT, W>.
-// kWarps: the block's warps, 8 in every build auto runs (kSkinnySplitWarps in auto/plan.h);
-// another count builds the same kernel on more slices of K a block (one block per SM), for
-// timing apart (scripts/skinny_rows.cu).
+// Grid (ceil(N / (32 W)), ceil(slices / kWarps), batch); dynamic shared memory
+// skinny_split_smem<MT, W, kWarps>. kWarps: the block's warps, 8 in every build auto runs
+// (kSkinnySplitWarps in auto/plan.h); another count builds the same kernel on more slices of K
+// a block (launch bounds of one block an SM), for timing apart (scripts/skinny_rows.cu).
 inline constexpr int kSkinnyChunk = 64;
 template <int MT, int W, int kWarps = 8>
 constexpr size_t skinny_split_smem() {
