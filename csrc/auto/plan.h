@@ -911,9 +911,11 @@ inline constexpr int64_t kGemvMaxRows = 8;
 // skinny kernel) on 7 of the 9 such products of the random samples (seeds 1 and 2); taking the
 // second float4 from the next lane by shuffles instead ran 1.05-1.09x the time of the load.
 inline constexpr int64_t kGemvRealignedMaxRows = 1;
-// The loads a table's gemv entry of M rows runs on such a B: float4s where its lines are
-// aligned or realigned, single floats elsewhere.
-inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return b_vec || M <= kGemvRealignedMaxRows ? 4 : 1; }
+// Whether float4s of B take M rows of such a B: its lines aligned, or realigned.
+inline constexpr bool gemv_float4s_take(int64_t M, bool b_vec) { return b_vec || M <= kGemvRealignedMaxRows; }
+// The loads a table's gemv entry of M rows runs on such a B: float4s where they take it,
+// single floats elsewhere.
+inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return gemv_float4s_take(M, b_vec) ? 4 : 1; }
 // The 5-8-row build's kernels, chosen at launch (the planner prices them all as the 8-lane
 // kernel, whose estimate errs slow on the others, so the plan is as before and only the kernel
 // follows the problem), on x @ W^T of 5-8 rows drawn at random (H200, scripts/gemv_sweep.cu):
@@ -966,6 +968,14 @@ inline bool gemv_built(int rows, int64_t columns, int w) {
     if (b.rows == rows && gemv_has_loads(b, w) && gemv_has_width(b, columns)) return true;
   return false;
 }
+// The build a table's gemv entry of M rows runs on such a B (its loads: gemv_entry_loads);
+// none where no build takes the problem with them.
+inline const GemvBuild* gemv_entry_build(int64_t M, bool b_kmajor, bool b_vec) {
+  if (!gemv_takes(M, b_kmajor)) return nullptr;
+  const int w = gemv_entry_loads(M, b_vec);
+  const GemvBuild& b = gemv_build(M, w);
+  return gemv_has_loads(b, w) ? &b : nullptr;
+}
 inline bool gemv_width(int64_t columns) {
   for (const GemvBuild& b : kGemvBuilds)
     if (gemv_has_width(b, columns)) return true;
@@ -981,7 +991,7 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
   if (!gemv_takes(M, b_kmajor)) return all;
   for (const int w : {4, 1}) {
     const GemvBuild& build = gemv_build(M, w);
-    if ((w == 4 && !b_vec && M > kGemvRealignedMaxRows) || !gemv_has_loads(build, w)) continue;
+    if ((w == 4 && !gemv_float4s_take(M, b_vec)) || !gemv_has_loads(build, w)) continue;
     for (int i = 0; i < build.widths; ++i) all.push_back(gemv_plan(M, K, build.columns[i], w));
   }
   return all;
@@ -1289,9 +1299,10 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       if (const std::optional<AutoPlan> plan = skinny_plan_of_cols(M, N, K, batch, b_kmajor, b_vec, sms, e->splits, e->rows))
         return *plan;
     }
-    if (e->kernel == AutoKernel::kGemv && gemv_takes(M, b_kmajor) &&
-        gemv_built(gemv_build(M, gemv_entry_loads(M, b_vec)).rows, e->rows, gemv_entry_loads(M, b_vec)))
-      return gemv_plan(M, K, e->rows, gemv_entry_loads(M, b_vec));
+    if (e->kernel == AutoKernel::kGemv) {
+      const GemvBuild* b = gemv_entry_build(M, b_kmajor, b_vec);
+      if (b && gemv_has_width(*b, e->rows)) return gemv_plan(M, K, e->rows, b->w);
+    }
     if (e->kernel == AutoKernel::kWarptile) return {AutoKernel::kWarptile};
   }
   if (cutlass)

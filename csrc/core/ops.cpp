@@ -400,31 +400,28 @@ PyObject* py_skinny_cols(PyObject*, PyObject* args) {
 }
 // gemmtiles._C.gemv_columns(M, b_kmajor, b_vec=True) -> [int]: the columns of B a block takes
 // in the GEMV build a table's gemv entry of M rows runs on such a B (auto/plan.h, kGemvBuilds,
-// gemv_entry_loads), which the entry names; none past its rows, for a row-major B, or for B's
+// gemv_entry_build), which the entry names; none past its rows, for a row-major B, or for B's
 // lines not 16-byte aligned (b_vec false) where the build has float4 loads alone.
 PyObject* py_gemv_columns(PyObject*, PyObject* args) {
   long long M;
   int b_kmajor, b_vec = 1;
   if (!PyArg_ParseTuple(args, "Lp|p", &M, &b_kmajor, &b_vec)) return nullptr;
   std::vector<int64_t> cols;
-  if (gemmtiles::gemv_takes(M, b_kmajor != 0)) {
-    const int w = gemmtiles::gemv_entry_loads(M, b_vec != 0);
-    const gemmtiles::GemvBuild& build = gemmtiles::gemv_build(M, w);
-    if (gemmtiles::gemv_has_loads(build, w)) cols.assign(build.columns, build.columns + build.widths);
-  }
+  if (const gemmtiles::GemvBuild* build = gemmtiles::gemv_entry_build(M, b_kmajor != 0, b_vec != 0))
+    cols.assign(build->columns, build->columns + build->widths);
   return py_list(cols, [](int64_t c) { return PyLong_FromLongLong(c); });
 }
 // gemmtiles._C.gemv_kernel(M, N, K, batch, b_vec, sms) -> (columns, lanes_along_k,
 // blocks_per_sm): the kernel a table's gemv entry of M rows runs on such a problem (auto/plan.h,
-// gemv_entry_loads; gemv_kernel: the 5-8-row build's follows the blocks and K); None where no
+// gemv_entry_build; gemv_kernel: the 5-8-row build's follows the blocks and K); None where no
 // build takes it.
 PyObject* py_gemv_kernel(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int b_vec;
   if (!PyArg_ParseTuple(args, "LLLLpL", &M, &N, &K, &batch, &b_vec, &sms)) return nullptr;
-  const int w = gemmtiles::gemv_entry_loads(M, b_vec != 0);
-  if (!gemmtiles::gemv_takes(M, true) || !gemmtiles::gemv_has_loads(gemmtiles::gemv_build(M, w), w)) Py_RETURN_NONE;
-  const gemmtiles::GemvBuild& b = gemmtiles::gemv_build(M, w);
+  const gemmtiles::GemvBuild* entry = gemmtiles::gemv_entry_build(M, true, b_vec != 0);
+  if (!entry) Py_RETURN_NONE;
+  const gemmtiles::GemvBuild& b = *entry;
   int columns = b.columns[0], lanes = b.lanes_along_k, blocks = b.blocks_per_sm;
   switch (gemmtiles::gemv_kernel(b, N, K, batch, sms)) {
     case gemmtiles::GemvKernel::kFew:
