@@ -198,9 +198,10 @@ def problems(rows: dict, sms: int):
 # The layout of the parameter vector (csrc/auto/exact_model.h): global features (the last two:
 # the split tiles' edge blocks' serial iterations, of the 32-row and the 64-row tile), then per tile
 # its serial iterations, its FMAs per SM (millions), its K-major A's and B's elements copied per
-# SM (millions) and its waves, then the skinny kernels', the copies' and the GEMV kernel's (the
-# last two: its 5-8-row build's own rates per MB of B and per step in series).
-GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 8, 5, 8, 2, 7
+# SM (millions) and its waves, then the skinny kernels' (the last: B's MB at a build's streaming
+# excess), the copies' and the GEMV kernel's (then its 5-8-row build's own rates per MB of B and
+# per step in series, and the streaming excess's, the skinny kernels' rate).
+GLOBAL_FEATURES, PER_TILE, SKINNY, COPY, GEMV = 8, 5, 9, 2, 8
 
 
 # Microseconds per million FMAs on one SM at its peak (128 FMAs a clock) at the H100's 1980 MHz.
@@ -300,9 +301,10 @@ def _nnls_small(x, y):
 
 def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     """The GEMV kernel's parameters alone fitted to its measured candidates (least squares of
-    the relative error, >= 0), every other parameter held; its rate per byte of B held at the
-    skinny kernels', which stream B from the same memory: the GEMV candidates' shapes are few,
-    and their largest B too few to pin the rate down (docs/auto.md). First the parameters its
+    the relative error, >= 0), every other parameter held; its rates per byte of B and of
+    streaming excess held at the skinny kernels', which stream B from the same memory: the GEMV
+    candidates' shapes are few, and their largest B too few to pin the rate down
+    (docs/auto.md). First the parameters its
     builds share, on the candidates of the builds of up to 4 rows; then the 5-8-row build's
     own rates per byte of B and per step in series, on its candidates, the shared ones held."""
     import numpy as np
@@ -310,8 +312,9 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     if not any(plan.kernel == "gemv" for p in probs.values() for plan, _, _ in p["candidates"]):
         return params.tolist()
-    g0 = len(params) - GEMV
-    params[g0 + 1] = params[len(params) - GEMV - COPY - SKINNY + 1]  # the skinny kernels' B bytes over SMs used
+    g0, s0 = len(params) - GEMV, len(params) - GEMV - COPY - SKINNY
+    params[g0 + 1] = params[s0 + 1]  # the skinny kernels' B bytes over SMs used
+    params[g0 + 7] = params[s0 + 8]  # and their streaming excess's
     rows8 = lambda plan: plan.kernel == "gemv" and plan.mt > 4  # noqa: E731
     params = _fit_columns(probs, params, [g0, g0 + 2, g0 + 3, g0 + 4],
                           lambda plan, f: plan.kernel == "gemv" and not rows8(plan))
@@ -399,16 +402,16 @@ def fit_own(probs: dict, params: list[float] | None = None) -> list[float]:
 
 def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
     """The skinny kernels' parameters alone fitted to their measured candidates (least squares
-    of the relative error, >= 0), every other parameter held but the GEMV kernel's shared rate
-    per byte of B, which follows the skinny kernels' (fit_gemv holds it there; its 5-8-row
-    build's own rate does not): the part of the model
-    that products of up to 16 rows weigh against CUTLASS's tiles."""
+    of the relative error, >= 0), every other parameter held but the GEMV kernel's shared rates
+    per byte of B and of streaming excess, which follow the skinny kernels' (fit_gemv holds them
+    there; its 5-8-row build's own rate does not): the part of the model that products of up to 16 rows weigh against CUTLASS's tiles."""
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
     s0 = len(params) - GEMV - COPY - SKINNY
     params = _fit_columns(probs, params, range(s0, s0 + SKINNY), lambda plan, f: plan.kernel.startswith("skinny"))
     params[len(params) - GEMV + 1] = params[s0 + 1]
+    params[len(params) - GEMV + 7] = params[s0 + 8]
     return params.tolist()
 
 

@@ -291,6 +291,30 @@ def test_fit_own_recovers_the_own_tiles_and_edge_costs():
             assert sum(x * q for x, q in zip(f, fitted)) == pytest.approx(us, rel=1e-6)
 
 
+def test_builds_short_of_dram_count_their_streaming_excess():
+    # B's bytes again at a build's share past the DRAM-bound rate (stream_excess in auto/plan.h):
+    # the single-float builds (loads of 4 bytes, few in flight) and the 4-row float4 skinny
+    # kernel; none for the float4 GEMV builds and the ring kernel, which ran at DRAM's rate.
+    n = len(_C.exact_model())
+    g0 = n - exact_fit.GEMV
+    s0 = g0 - exact_fit.COPY - exact_fit.SKINNY
+    gemv = lambda mt, nw, w, m: _C.exact_features(  # noqa: E731
+        "gemv", mt, nw, w, 1, 6646, m, 15992, 6646, 1, True, True, H100_SMS)
+    for (mt, nw, w, m), share in (((4, 8, 1, 3), 0.64), ((4, 2, 1, 1), 0.34), ((1, 8, 4, 1), 0.0), ((4, 4, 4, 4), 0.0)):
+        f = gemv(mt, nw, w, m)
+        assert f[g0 + 1] > 0 and f[g0 + 7] == pytest.approx(share * f[g0 + 1], abs=0)
+    skinny = lambda mt, w, m: _C.exact_features(  # noqa: E731
+        "skinny_kmajor", mt, 4 if w == 1 or mt == 4 else 2, w, 1, 6656, m, 15992, 6646, 1, True, True, H100_SMS)
+    for (mt, w, m), share in (((4, 1, 2), 0.16), ((4, 4, 4), 0.28), ((8, 1, 8), 0.90), ((8, 4, 8), 0.0)):
+        f = skinny(mt, w, m)
+        assert f[s0 + 1] > 0 and f[s0 + 8] == pytest.approx(share * f[s0 + 1], abs=0)
+    # Priced at the shipped rates, the 8-column single-float build streams a large B slower
+    # than the 4-row float4 build, as it runs.
+    params = _C.exact_model(1980000, 3201000, 6016)
+    est = lambda f: sum(a * b for a, b in zip(f, params))  # noqa: E731
+    assert est(gemv(4, 8, 1, 4)) > 1.4 * est(gemv(4, 4, 4, 4))
+
+
 def test_gemv_features_are_its_own():
     # A gemv plan's features fill the model's GEMV block alone: the parameters fitted to it
     # price it, and no other kernel's.
@@ -404,12 +428,13 @@ def _timed_by_model(path, shapes, kernel, params):
 
 
 def test_fit_gemv_recovers_the_gemv_parameters_and_holds_the_others(tmp_path):
-    # Timings made from known GEMV parameters (the skinny kernels' B rate among them): the fit
-    # finds them, and changes no other parameter.
+    # Timings made from known GEMV parameters (the skinny kernels' rates per MB of B and of
+    # streaming excess among them): the fit finds them, and changes no other parameter.
     params = _C.exact_model()
     g0 = len(params) - exact_fit.GEMV
+    s0 = g0 - exact_fit.COPY - exact_fit.SKINNY
     truth = list(params)
-    truth[g0:] = [5.0, params[g0 - exact_fit.COPY - exact_fit.SKINNY + 1], 0.01, 0.8, 20.0, 0.25, 300.0]
+    truth[g0:] = [5.0, params[s0 + 1], 0.01, 0.8, 20.0, 0.25, 300.0, params[s0 + 8]]
     rng = random.Random(3)
     shapes = [(rng.randint(1, 8), rng.randint(100, 30000), rng.randint(100, 12000), "NT") for _ in range(40)]
     path = _timed_by_model(tmp_path / "gemv.csv", shapes, "gemv", truth)
@@ -469,11 +494,12 @@ def test_fit_tile_recovers_one_tiles_parameters_and_holds_the_others(tmp_path):
 
 def test_fit_skinny_recovers_the_skinny_parameters_and_holds_the_others(tmp_path):
     # Timings of the skinny kernels made from known parameters: the fit finds them, the GEMV
-    # kernel's rate per byte of B follows the skinny kernels', and nothing else changes.
+    # kernel's rates per byte of B and of streaming excess follow the skinny kernels', and
+    # nothing else changes.
     params = _C.exact_model()
     s0 = len(params) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
     truth = list(params)
-    truth[s0:s0 + exact_fit.SKINNY] = [6.0, 0.25, 12.0, 3.0, 5.0, 10.0, 20.0, 8.0]
+    truth[s0:s0 + exact_fit.SKINNY] = [6.0, 0.25, 12.0, 3.0, 5.0, 10.0, 20.0, 8.0, 0.4]
     rng = random.Random(6)
     shapes = [(rng.randint(1, 16), rng.randint(100, 20000), rng.randint(100, 12000), ("NN", "NT")[i % 2])
               for i in range(60)]
@@ -482,11 +508,12 @@ def test_fit_skinny_recovers_the_skinny_parameters_and_holds_the_others(tmp_path
     path = tmp_path / "skinny.csv"
     path.write_text("\n".join(rows + [r for r in more[1:] if ",cublas," not in r]) + "\n")
     fitted = exact_fit.fit_skinny(exact_fit.problems(exact_fit.load(str(path)), H100_SMS), params)
-    g_rate = len(params) - exact_fit.GEMV + 1
-    held = [i for i in range(len(params)) if not s0 <= i < s0 + exact_fit.SKINNY and i != g_rate]
+    g_rate, g_excess = len(params) - exact_fit.GEMV + 1, len(params) - 1
+    held = [i for i in range(len(params)) if not s0 <= i < s0 + exact_fit.SKINNY and i not in (g_rate, g_excess)]
     assert [fitted[i] for i in held] == pytest.approx([params[i] for i in held], rel=0, abs=0)
     assert fitted[s0:s0 + exact_fit.SKINNY] == pytest.approx(truth[s0:s0 + exact_fit.SKINNY], rel=1e-3)
     assert fitted[g_rate] == pytest.approx(truth[s0 + 1], rel=1e-3)
+    assert fitted[g_excess] == pytest.approx(truth[s0 + 8], rel=1e-3)
 
 
 def test_exact_fit_writes_its_fit_as_a_table_auto_reads(tmp_path, capsys):
@@ -972,8 +999,9 @@ def _scaled_parts(params):
     c0 = g0 - exact_fit.COPY
     s0 = c0 - exact_fit.SKINNY
     dram = {4, s0 + 1, c0 + 1, g0 + 1, g0 + 5}  # operands' bytes, B streamed by skinny and GEMV, copies
-    # split blocks per SM, the split tiles' edge iterations, every tile's parameters
-    sm = {*range(5, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, g0 + 2, g0 + 3, g0 + 4, g0 + 6}
+    # split blocks per SM, the split tiles' edge iterations, every tile's parameters, the
+    # streaming excess (the loads in flight an SM holds)
+    sm = {*range(5, s0), s0 + 2, s0 + 5, s0 + 6, s0 + 7, s0 + 8, g0 + 2, g0 + 3, g0 + 4, g0 + 6, g0 + 7}
     return dram, sm
 
 
@@ -1065,11 +1093,13 @@ def test_an_exact_model_line_of_other_features_is_refused():
     # row-major-B skinny kernel's steps on float4s had their own parameter;
     # per-operand-skinny-ring-steps-gemv-tile32w2-edges: before the GEMV kernel's 5-8-row build
     # had its own rates; per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges: before the
-    # row-major-B kernel's steps on single floats counted its rows in flight), would be read
-    # with another meaning: refused, naming the refit.
+    # row-major-B kernel's steps on single floats counted its rows in flight;
+    # per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges: before the builds'
+    # streaming excess), would be read with another meaning: refused, naming the refit.
     for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv ",
                    "per-operand-skinny-ring-steps-gemv-tile32w2-edges ",
-                   "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges "]:
+                   "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges ",
+                   "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

@@ -36,11 +36,20 @@
 //    A's bytes, where K is split the reduction's launch and the partial products' bytes,
 //    and for each of the kernels (the row-major-B one apart on float4s through shared memory
 //    and on single floats through registers) the steps a block runs in series times its
-//    blocks' waves (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices).
+//    blocks' waves (skinny_serial_steps in auto/plan.h: the latency of few blocks or long slices),
+//    and B's bytes again at the build's streaming excess (below).
 //  - The GEMV kernel (up to 8 rows, a K-major B, auto/gemv.cuh): a launch, B's bytes over the
 //    share of SMs its blocks occupy, A's bytes as every block reads them (through L2), its
 //    blocks' waves (each ends in a reduction across its warps), and its steps in series times
-//    those waves; the 5-8-row build's B bytes and steps in series at rates of their own.
+//    those waves; the 5-8-row build's B bytes and steps in series at rates of their own; and
+//    B's bytes again at the build's streaming excess.
+//  Streaming excess: a build whose loads in flight cannot keep DRAM busy (single floats of B,
+//  a lane's few loads ahead) streams a large B slower than the DRAM-bound rate the B-bytes
+//  feature is priced at, by a share of its own (stream_excess in auto/plan.h, measured on one
+//  large B per build). That share is a feature's multiplier, and its rate (the last skinny and
+//  GEMV parameters) a cost inside the SM: the loads in flight an SM holds, scaled by the SM
+//  clock, so that a GPU of faster DRAM than the one measured on counts the excess as larger
+//  against its DRAM rate and one of slower DRAM as smaller.
 #pragma once
 
 #include <algorithm>
@@ -72,11 +81,11 @@ inline constexpr int tile_blocks_per_sm(int tile, bool a_kmajor, bool b_kmajor) 
 // per tile its serial iterations, its FMAs per SM, its K-major A's and B's elements copied per
 // SM, and its waves.
 inline constexpr int kGlobalFeatures = 8, kPerTileFeatures = 5;
-inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 8;
-inline constexpr int kGemvFeatures = 7;
+inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kExactTiles, kSkinnyFeatures = 9;
+inline constexpr int kGemvFeatures = 8;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
@@ -105,6 +114,9 @@ struct ExactModel {
 // H100's rates priced them at 0.71x their time, most below on deep K, where the steps in series
 // of its two blocks an SM wait on their loads). The 2-4-row float4 build at four blocks an SM is
 // priced by the shared parameters on its own waves, not refitted. gemmtiles' own
+// The streaming excess's rate (the skinny kernels' last parameter, and the GEMV kernel's, the
+// same) is the H200's DRAM-bound rate per MB of B (the B-bytes rate scaled to the H200's DRAM),
+// which the build's shares were measured against (stream_excess in auto/plan.h). gemmtiles' own
 // tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
 // apart, the others held (python -m gemmtiles.exact_fit --own: exact_fit.fit_own), to their
 // candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose
@@ -130,9 +142,9 @@ inline constexpr ExactModel kExactModel{
      0.429049, 3.94571, 0, 0.291266, 4.81288,
      0.121161, 4.81365, 0.0882021, 0, 5.21978,
      0.391996, 3.94571, 0, 41.0293, 8.26077},
-    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156},
+    {4.69138, 0.333391, 16.068, 2.33254, 8.785, 14.884, 24.6156, 24.6156, 0.232148},
     {3.10046, 0.351452},
-    {3.87418, 0.333391, 0, 0.522322, 38.4474, 0.2347, 437.497}};
+    {3.87418, 0.333391, 0, 0.522322, 38.4474, 0.2347, 437.497, 0.232148}};
 
 // What kExactModel's rates were fitted on: the H100 SXM's SM clock (1980 MHz) and its DRAM
 // (HBM3 at 2619 MHz on a 5120-bit bus: 3.35 TB/s).
@@ -159,10 +171,10 @@ inline ExactModel scaled_exact_model(double clock_khz, double dram_khz, double b
   m.cutlass[4] *= dram;  // operands' MB
   for (int i = 5; i < kCutlassFeatures; ++i) m.cutlass[i] *= sm;  // split blocks per SM, edges, tiles
   m.skinny[1] *= dram;  // B's MB over the SMs it streams through
-  for (const int i : {2, 5, 6, 7}) m.skinny[i] *= sm;
+  for (const int i : {2, 5, 6, 7, 8}) m.skinny[i] *= sm;
   m.copy[1] *= dram;
   for (const int i : {1, 5}) m.gemv[i] *= dram;
-  for (const int i : {2, 3, 4, 6}) m.gemv[i] *= sm;
+  for (const int i : {2, 3, 4, 6, 7}) m.gemv[i] *= sm;
   return m;
 }
 
@@ -207,25 +219,30 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
 // products (1: none), whose blocks run `serial` steps in series (skinny_serial_steps in
 // auto/plan.h) and occupy a `used` share of the SMs (at most 1): the column-major-B kernel's
 // (b_kmajor), the row-major-B one's on single floats, or on float4s through its warps' rings of
-// shared memory (ring), whose steps wait on their loads less.
+// shared memory (ring), whose steps wait on their loads less. excess: the build's streaming
+// excess (stream_excess in auto/plan.h), B's MB over the SMs used counted again at that share.
 inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N, int64_t K, int64_t batch,
                                                            int64_t partials, bool b_kmajor, bool ring, double serial,
-                                                           double used) {
+                                                           double used, double excess = 0.0) {
+  const double b_bytes = 4.0 * double(K) * N * batch / 1e6 / used;
   return {1.0,
-          4.0 * double(K) * N * batch / 1e6 / used,
+          b_bytes,
           4.0 * double(M) * K * batch / 1e6,
           partials > 1 ? 1.0 : 0.0,
           partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0,
           b_kmajor ? serial : 0.0,
           b_kmajor || ring ? 0.0 : serial,
-          !b_kmajor && ring ? serial : 0.0};
+          !b_kmajor && ring ? serial : 0.0,
+          b_bytes * excess};
 }
 
 // The features of the GEMV kernel on M x N x K, `batch` products: `blocks` blocks whose
 // `waves` over the SMs' slots each run `steps` steps in series, on `used` share of the SMs.
 // rows8: the 5-8-row build, whose B's bytes and steps in series have parameters of their own.
+// excess: the build's streaming excess (stream_excess in auto/plan.h), as the skinny kernels'.
 inline std::array<double, kGemvFeatures> gemv_features(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t blocks,
-                                                       int64_t waves, int64_t steps, double used, bool rows8) {
+                                                       int64_t waves, int64_t steps, double used, bool rows8,
+                                                       double excess = 0.0) {
   const double b_bytes = 4.0 * double(K) * N * batch / 1e6 / used, serial = double(waves) * double(steps) / 1e3;
   return {1.0,
           rows8 ? 0.0 : b_bytes,
@@ -233,7 +250,8 @@ inline std::array<double, kGemvFeatures> gemv_features(int64_t M, int64_t N, int
           double(waves),
           rows8 ? 0.0 : serial,
           rows8 ? b_bytes : 0.0,
-          rows8 ? serial : 0.0};
+          rows8 ? serial : 0.0,
+          b_bytes * excess};
 }
 
 template <size_t F>

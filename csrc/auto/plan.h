@@ -1046,6 +1046,24 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
   return double(ceil_div64(skinny_blocks(plan, N, batch), slots) * steps) / 1e3;
 }
 
+// The share by which a build streams a large B slower than the DRAM-bound rate the model
+// prices B's bytes at (the streaming excess, exact_model.h): its time on one large B, K whole
+// (4 x 15992 x 6646 NT for single floats, 6648 for float4s; 8 rows for the 8-row builds), less
+// the model's estimate without it, over the estimate's B-bytes term, on an H200
+// (docs/measurements/2026-11-30/stream-rates-large-b-h200.csv). Single floats of B keep few
+// bytes in flight a lane: the GEMV kernel's 4-row build 0.64 on blocks of 8 columns (2.4 TB/s
+// where its float4 builds ran 4.0-4.2) and 0.34 on 2 (whose steps in series the model counts
+// already), the column-major-B skinny kernel's 0.16 for 4 rows and 0.90 for 8; its 4-row float4
+// build 0.28 (the median over 1-4 rows: 0.09 at one row, 0.35 at four). Builds not listed ran
+// at the DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring
+// kernel's 8 rows) or were not measured (16 rows, the row-major-B kernel): none.
+inline double stream_excess(const AutoPlan& plan) {
+  if (plan.kernel == AutoKernel::kGemv && plan.w == 1 && plan.mt == 4) return plan.nw == 8 ? 0.64 : 0.34;
+  if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 4) return plan.w == 1 ? 0.16 : 0.28;
+  if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 8 && plan.w == 1) return 0.90;
+  return 0.0;
+}
+
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
 // least kMinSliceIters k iterations of 8. gemmtiles' own split tiles go on to 24, 32, 48 and
 // 64 slices, so that a few deep tiles fill the SMs: their slices are added by a reduction pass
@@ -1102,7 +1120,8 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
     const bool ring = plan.kernel == AutoKernel::kSkinnyKMajor && skinny_kmajor_ring(plan.mt, int(plan.w));
     put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
-                        skinny_serial_steps(plan, N, batch, sms), streaming_share(skinny_blocks(plan, N, batch), sms, ring)),
+                        skinny_serial_steps(plan, N, batch, sms), streaming_share(skinny_blocks(plan, N, batch), sms, ring),
+                        stream_excess(plan)),
         kCutlassFeatures);
     return f;
   }
@@ -1113,7 +1132,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
       return std::nullopt;
     const int64_t blocks = gemv_blocks(plan, N, batch);
     put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),
-                      streaming_share(blocks, sms, false), gemv_build(plan).rows == kGemvMaxRows),
+                      streaming_share(blocks, sms, false), gemv_build(plan).rows == kGemvMaxRows, stream_excess(plan)),
         kGemvFeature0);
     return f;
   }
