@@ -293,8 +293,9 @@ def test_fit_own_recovers_the_own_tiles_and_edge_costs():
 
 def test_builds_short_of_dram_count_their_streaming_excess():
     # B's bytes again at a build's share past the DRAM-bound rate (stream_excess in auto/plan.h):
-    # the single-float builds (loads of 4 bytes, few in flight) and the 4-row float4 skinny
-    # kernel; none for the float4 GEMV builds and the ring kernel, which ran at DRAM's rate.
+    # the 4-row single-float builds (loads of 4 bytes, few in flight) and the 4-row float4
+    # skinny kernel; none for the float4 GEMV builds and the ring kernel, which ran at DRAM's
+    # rate, nor for the 8-row single floats (left out until CUTLASS's plans there are priced).
     n = len(_C.exact_model())
     g0 = n - exact_fit.GEMV
     s0 = g0 - exact_fit.COPY - exact_fit.SKINNY
@@ -305,7 +306,7 @@ def test_builds_short_of_dram_count_their_streaming_excess():
         assert f[g0 + 1] > 0 and f[g0 + 7] == pytest.approx(share * f[g0 + 1], abs=0)
     skinny = lambda mt, w, m: _C.exact_features(  # noqa: E731
         "skinny_kmajor", mt, 4 if w == 1 or mt == 4 else 2, w, 1, 6656, m, 15992, 6646, 1, True, True, H100_SMS)
-    for (mt, w, m), share in (((4, 1, 2), 0.16), ((4, 4, 4), 0.28), ((8, 1, 8), 0.90), ((8, 4, 8), 0.0)):
+    for (mt, w, m), share in (((4, 1, 2), 0.16), ((4, 4, 4), 0.28), ((8, 1, 8), 0.0), ((8, 4, 8), 0.0)):
         f = skinny(mt, w, m)
         assert f[s0 + 1] > 0 and f[s0 + 8] == pytest.approx(share * f[s0 + 1], abs=0)
     # Priced at the shipped rates, the 8-column single-float build streams a large B slower

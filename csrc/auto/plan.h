@@ -1053,14 +1053,17 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 // (docs/measurements/2026-11-30/stream-rates-large-b-h200.csv). Single floats of B keep few
 // bytes in flight a lane: the GEMV kernel's 4-row build 0.64 on blocks of 8 columns (2.4 TB/s
 // where its float4 builds ran 4.0-4.2) and 0.34 on 2 (whose steps in series the model counts
-// already), the column-major-B skinny kernel's 0.16 for 4 rows and 0.90 for 8; its 4-row float4
-// build 0.28 (the median over 1-4 rows: 0.09 at one row, 0.35 at four). Builds not listed ran
-// at the DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring
-// kernel's 8 rows) or were not measured (16 rows, the row-major-B kernel): none.
+// already), the column-major-B skinny kernel's 0.16 for 4 rows; its 4-row float4 build 0.28
+// (the median over 1-4 rows: 0.09 at one row, 0.35 at four). Builds not listed ran at the
+// DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring kernel's
+// 8 rows), were not measured (16 rows, the row-major-B kernel), or are left out: the
+// column-major-B kernel's 8-row single floats measured 0.90, but priced so, 5-8-row products
+// moved to CUTLASS's tiles, whose plans there are priced under their time (through auto on an
+// H200, 6 x 7168 x 12814 NT ran 1.36x slower on 16 slices of K, 56 x 8 x 1178 x 394 NT 1.31x
+// faster: docs/measurements/2026-11-auto-history.md).
 inline double stream_excess(const AutoPlan& plan) {
   if (plan.kernel == AutoKernel::kGemv && plan.w == 1 && plan.mt == 4) return plan.nw == 8 ? 0.64 : 0.34;
   if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 4) return plan.w == 1 ? 0.16 : 0.28;
-  if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 8 && plan.w == 1) return 0.90;
   return 0.0;
 }
 
