@@ -1048,13 +1048,14 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 
 // The share by which a build streams a large B slower than the DRAM-bound rate the model
 // prices B's bytes at (the streaming excess, exact_model.h): its time on one large B, K whole
-// (4 x 15992 x 6646 NT for single floats, 6648 for float4s; 8 rows for the 8-row builds), less
-// the model's estimate without it, over the estimate's B-bytes term, on an H200
-// (docs/measurements/2026-11-30/stream-rates-large-b-h200.csv). Single floats of B keep few
-// bytes in flight a lane: the GEMV kernel's 4-row build 0.64 on blocks of 8 columns (2.4 TB/s
-// where its float4 builds ran 4.0-4.2) and 0.34 on 2 (whose steps in series the model counts
-// already), the column-major-B skinny kernel's 0.16 for 4 rows; its 4-row float4 build 0.28
-// (the median over 1-4 rows: 0.09 at one row, 0.35 at four). Builds not listed ran at the
+// (1-4 x 15992 x 6646 NT for single floats, 6648 for float4s; 8 rows for the 8-row builds),
+// less the model's estimate without it, over the estimate's B-bytes term, the median over the
+// rows, on an H200 (docs/measurements/2026-11-30/stream-rates-large-b-h200.csv). Single floats
+// of B keep few bytes in flight a lane: the GEMV kernel's 4-row build 0.64 on blocks of 8
+// columns (2.4 TB/s where its float4 builds ran 4.0-4.2) and 0.34 on 2 (whose steps in series
+// the model counts already), the column-major-B skinny kernel's 0.16 for 4 rows. The skinny
+// kernel's 4-row float4 build, whose registers hold fewer loads ahead than the GEMV's float4
+// builds, 0.28 (0.09 at one row, 0.35 at four). Builds not listed ran at the
 // DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring kernel's
 // 8 rows), were not measured (16 rows, the row-major-B kernel), or are left out: the
 // column-major-B kernel's 8-row single floats measured 0.90, but priced so, 5-8-row products
