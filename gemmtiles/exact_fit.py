@@ -304,9 +304,9 @@ def fit_gemv(probs: dict, params: list[float] | None = None) -> list[float]:
     the relative error, >= 0), every other parameter held; its rates per byte of B and of
     streaming excess held at the skinny kernels', which stream B from the same memory: the GEMV
     candidates' shapes are few, and their largest B too few to pin the rate down
-    (docs/auto.md). First the parameters its
-    builds share, on the candidates of the builds of up to 4 rows; then the 5-8-row build's
-    own rates per byte of B and per step in series, on its candidates, the shared ones held."""
+    (docs/auto.md). First the parameters its builds share, on the candidates of the builds of
+    up to 4 rows; then the 5-8-row build's own rates per byte of B and per step in series, on
+    its candidates, the shared ones held."""
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)
@@ -404,7 +404,8 @@ def fit_skinny(probs: dict, params: list[float] | None = None) -> list[float]:
     """The skinny kernels' parameters alone fitted to their measured candidates (least squares
     of the relative error, >= 0), their streaming excess's rate and every other parameter held
     but the GEMV kernel's shared rate per byte of B, which follows the skinny kernels' (fit_gemv
-    holds it there; its 5-8-row build's own rate does not): the part of the model that products of up to 16 rows weigh against CUTLASS's tiles."""
+    holds it there; its 5-8-row build's own rate does not): the part of the model that products
+    of up to 16 rows weigh against CUTLASS's tiles."""
     import numpy as np
 
     params = np.array(params if params is not None else gpu_model(), dtype=float)

@@ -116,8 +116,8 @@ struct ExactModel {
 // priced by the shared parameters on its own waves, not refitted. The streaming excess's rate
 // (the skinny kernels' last parameter, and the GEMV kernel's, the same) is the H200's
 // DRAM-bound rate per MB of B (the B-bytes rate scaled to the H200's DRAM), which the builds'
-// shares were measured against (stream_excess in auto/plan.h); the partial fits hold it. gemmtiles' own
-// tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
+// shares were measured against (stream_excess in auto/plan.h); the partial fits hold it.
+// gemmtiles' own tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
 // apart, the others held (python -m gemmtiles.exact_fit --own: exact_fit.fit_own), to their
 // candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose
 // operands the models' sizes align), on an H200 (costs inside the SM). CUTLASS's tiles' costs per
@@ -155,10 +155,10 @@ inline constexpr double kExactModelDramKhz = 2619000.0, kExactModelBusBits = 512
 // traffic (the operands' compulsory bytes, B as the skinny and GEMV kernels stream it, the
 // copies' bytes) scaled by the DRAM's rate (its clock times its bus width), those of the SMs'
 // work (k iterations, FMAs, shared-memory copies, waves, a split's blocks per SM, the skinny
-// and GEMV kernels' steps and streaming excess, A's reads that L2 serves) by the SM clock. As fitted: launches, a
-// split's fixed fix-up, and its partial products, CUTLASS's and the skinny kernels' alike
-// (written and read back at a rate past DRAM's: mostly through L2). The SM count is a feature
-// already. A value <= 0 (unknown) leaves its part as fitted. CUTLASS's costs per K-major
+// and GEMV kernels' steps and streaming excess, A's reads that L2 serves) by the SM clock. As
+// fitted: launches, a split's fixed fix-up, and its partial products, CUTLASS's and the skinny
+// kernels' alike (written and read back at a rate past DRAM's: mostly through L2). The SM count
+// is a feature already. A value <= 0 (unknown) leaves its part as fitted. CUTLASS's costs per K-major
 // element were fitted on an H200, whose SMs and SM clock are the H100's, with the other
 // parameters as fitted (before this scaling): costs inside the SM, which its DRAM leaves be.
 // The GEMV 5-8-row build's two were fitted on an H200 with the others scaled to it; its rate
