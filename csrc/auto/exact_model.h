@@ -223,7 +223,7 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
 // excess (stream_excess in auto/plan.h), B's MB over the SMs used counted again at that share.
 inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N, int64_t K, int64_t batch,
                                                            int64_t partials, bool b_kmajor, bool ring, double serial,
-                                                           double used, double excess = 0.0) {
+                                                           double used, double excess) {
   const double b_bytes = 4.0 * double(K) * N * batch / 1e6 / used;
   return {1.0,
           b_bytes,
@@ -242,7 +242,7 @@ inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N,
 // excess: the build's streaming excess (stream_excess in auto/plan.h), as the skinny kernels'.
 inline std::array<double, kGemvFeatures> gemv_features(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t blocks,
                                                        int64_t waves, int64_t steps, double used, bool rows8,
-                                                       double excess = 0.0) {
+                                                       double excess) {
   const double b_bytes = 4.0 * double(K) * N * batch / 1e6 / used, serial = double(waves) * double(steps) / 1e3;
   return {1.0,
           rows8 ? 0.0 : b_bytes,
