@@ -43,8 +43,9 @@ struct SkinnyConfig {
   static constexpr int kGroups = 32 / KL;
   static_assert(KL == 8 || KL == 16 || KL == 32, "a warp holds whole groups of lanes along k");
   static constexpr int kWarps = 8, kThreads = 32 * kWarps;
-  // Steps of B whose loads are in flight ahead of their use (A staged): more where one block
-  // per SM leaves each thread twice the registers.
+  // Steps of B whose loads are in flight ahead of their use (A staged), for float4s: more
+  // where one block per SM leaves each thread twice the registers. Single floats keep twice
+  // as many steps in flight (a quarter of the bytes a step; skinny_kmajor_kernel).
   static constexpr int kAhead = MIN_BLOCKS == 1 ? 4 : 2;
   static_assert(KC % 32 == 0 && (MT * KC) % kThreads == 0, "the A slice is staged in whole rounds");
 };
@@ -198,7 +199,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
     // steps past k_end, whose loads of B read nothing and add zeros. (Staging through registers
     // one float4 a thread at a time, between two barriers, as before, was slower on 16 rows and
     // about as fast on 8: docs/auto.md.)
-    constexpr int kAhead = Cfg::kAhead, kRound = kAhead * kStep;
+    // Single floats keep twice the float4s' steps in flight (a step is a quarter of the
+    // bytes), as many as the registers hold without spilling (nvcc 13, sm_90: 118 registers for
+    // 8 rows at two blocks an SM, 205 for 16 at one; twice as many again spill).
+    constexpr int kAhead = W == 1 ? 2 * Cfg::kAhead : Cfg::kAhead, kRound = kAhead * kStep;
     static_assert(KC % kRound == 0, "a staged chunk is whole rounds of steps");
     // Chunk c at As + (c % 2) * MT * KC, its A(m, k0 + kk) at [m * KC + kk].
     extern __shared__ __align__(16) float As[];
