@@ -162,6 +162,28 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
     assert params[s0 + 7] == params[s0 + 6]
 
 
+def test_skinny_kmajor_staged_single_float_steps_count_twice():
+    # The column-major-B kernel's steps in series on single floats of 8 and 16 rows (A staged
+    # in shared memory) count kSkinnyStagedSingleSteps (2) times the 4-row build's (A read in
+    # place): the 8-row build, of the 4-row build's shape (nw 4 on 32 lanes along k), runs
+    # twice the 4-row build's on the same slices; float4 steps stay as counted (a quarter of
+    # the single floats' loads on the 4-row build).
+    n, k = 4096, 3072
+    s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+
+    def steps(mt, w, m):
+        plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, w == 4, H100_SMS)
+                if c.kernel == "skinny_kmajor" and c.splits == 1 and c.w == w][0]
+        assert (plan.mt, plan.nw) == (mt, 4)
+        return _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits, plan.k_slice, m, n, k, 1, True,
+                                 True, H100_SMS, True, w == 4)[s0 + 5]
+
+    one = steps(4, 1, 4)
+    assert one > 0
+    assert steps(8, 1, 8) == pytest.approx(2 * one)
+    assert steps(4, 4, 4) == pytest.approx(one / 4)
+
+
 def test_skinny_ring_reads_b_over_its_busiest_sm():
     # The ring kernel (x @ W^T's float4s of 5-16 rows) weighs B's bytes over the busiest SM's
     # share of the SMs, blocks / (ceil(blocks / SMs) SMs): 172 blocks on 132 SMs stream as 86
@@ -1098,11 +1120,14 @@ def test_an_exact_model_line_of_other_features_is_refused():
     # had its own rates; per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges: before the
     # row-major-B kernel's steps on single floats counted its rows in flight;
     # per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges: before the builds'
-    # streaming excess), would be read with another meaning: refused, naming the refit.
+    # streaming excess; ...-edges-stream-excess: before the column-major-B kernel's staged
+    # single-float steps counted twice), would be read with another meaning: refused, naming
+    # the refit.
     for layout in ["", "per-layout ", "per-operand ", "per-operand-skinny-steps ", "per-operand-skinny-steps-gemv ",
                    "per-operand-skinny-ring-steps-gemv-tile32w2-edges ",
                    "per-operand-skinny-ring-steps-gemv-rows8-tile32w2-edges ",
-                   "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges "]:
+                   "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges ",
+                   "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess "]:
         text = "model exact " + layout + " ".join(["1"] * _PARAMS)
         with pytest.raises(ValueError, match="refit"):
             _C.auto_plan(4, 4096, 4096, 1, True, True, H100_SMS, True, text, True, True)

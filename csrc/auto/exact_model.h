@@ -85,7 +85,7 @@ inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kEx
 inline constexpr int kGemvFeatures = 8;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess-staged-single";
 
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature

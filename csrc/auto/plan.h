@@ -1026,9 +1026,17 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
   return ceil_div64(N, skinny_cols(plan)) * batch * plan_partials(plan);
 }
 
+// The column-major-B kernel's 8- and 16-row builds on single floats (A staged in shared
+// memory, every step reading each row of A there) run a step as slowly as twice the 4-row
+// build's (A read in place): counted as 4-row steps, on the unaligned x @ W^T of 5-16 rows
+// drawn from random:4000:5 (every candidate timed, H200) the 8-row build ran 1.25x its estimate
+// and the 16-row 1.26x (geomeans), and on 5-16 rows against two large W (15992 x 6646 and
+// 14011 x 7001) 1.35x and 1.39x; counted twice, 1.13x and 1.08x, 1.13x and 1.07x (docs/auto.md).
+inline constexpr int64_t kSkinnyStagedSingleSteps = 2;
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
 // the latency that a product of few blocks or long slices cannot hide. The column-major-B
-// kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k; the
+// kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k, the
+// 8- and 16-row builds' single floats counted kSkinnyStagedSingleSteps times (above); the
 // row-major-B kernel: a warp's rows of its slice, a load of B each, on single floats counted in
 // lanes holding 16 rows in flight: a lane that holds fewer waits on its loads as often for fewer
 // rows (float4s are priced as the ring's steps, whose rows in flight are its own; on single
@@ -1039,6 +1047,7 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
+    if (plan.w == 1 && plan.mt > 4) steps *= kSkinnyStagedSingleSteps;
   } else if (plan.w == 1) {
     steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
   }
@@ -1057,11 +1066,9 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 // kernel's 4-row float4 build, whose registers hold fewer loads ahead than the GEMV's float4
 // builds, 0.28 (0.09 at one row, 0.35 at four). Builds not listed ran at the
 // DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring kernel's
-// 8 rows), were not measured (16 rows, the row-major-B kernel), or are left out: the
-// column-major-B kernel's 8-row single floats measured 0.90, but priced so, 5-8-row products
-// moved to CUTLASS's tiles, whose plans there are priced under their time (through auto on an
-// H200, 6 x 7168 x 12814 NT ran 1.36x slower on 16 slices of K, 56 x 8 x 1178 x 394 NT 1.31x
-// faster: docs/measurements/2026-11-auto-history.md).
+// 8 rows; the column-major-B kernel's 8- and 16-row single floats, which ran 1.07-1.13x their
+// estimates on two large W with their steps counted twice: kSkinnyStagedSingleSteps), or were
+// not measured (the row-major-B kernel).
 inline double stream_excess(const AutoPlan& plan) {
   if (plan.kernel == AutoKernel::kGemv && plan.w == 1 && plan.mt == 4) return plan.nw == 8 ? 0.64 : 0.34;
   if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 4) return plan.w == 1 ? 0.16 : 0.28;
