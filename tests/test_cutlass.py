@@ -165,23 +165,25 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
 def test_skinny_kmajor_staged_single_float_steps_count_twice():
     # The column-major-B kernel's steps in series on single floats of 8 and 16 rows (A staged
     # in shared memory) count kSkinnyStagedSingleSteps (2) times the 4-row build's (A read in
-    # place): the 8-row build, of the 4-row build's shape (nw 4 on 32 lanes along k), runs
-    # twice the 4-row build's on the same slices; float4 steps stay as counted (a quarter of
-    # the single floats' loads on the 4-row build).
+    # place); float4 steps stay as counted. On 4096 columns, K whole (3072), every build's
+    # blocks in one wave: the 4-row single floats' steps are K / 32 lanes x 4 columns (384),
+    # the 8-row build's (the same shape) twice that, the 16-row build's (8 lanes along k)
+    # K / 8 x 4, twice; the 4-row float4s' K / (32 x 4) x 4, the 8-row ring's K / (8 x 4) x 2.
     n, k = 4096, 3072
     s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
 
     def steps(mt, w, m):
         plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, w == 4, H100_SMS)
                 if c.kernel == "skinny_kmajor" and c.splits == 1 and c.w == w][0]
-        assert (plan.mt, plan.nw) == (mt, 4)
+        assert plan.mt == mt
         return _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits, plan.k_slice, m, n, k, 1, True,
-                                 True, H100_SMS, True, w == 4)[s0 + 5]
+                                 True, H100_SMS, True, w == 4)[s0 + 5] * 1e3
 
-    one = steps(4, 1, 4)
-    assert one > 0
-    assert steps(8, 1, 8) == pytest.approx(2 * one)
-    assert steps(4, 4, 4) == pytest.approx(one / 4)
+    assert steps(4, 1, 4) == pytest.approx(k / 32 * 4)
+    assert steps(8, 1, 8) == pytest.approx(2 * k / 32 * 4)
+    assert steps(16, 1, 16) == pytest.approx(2 * k / 8 * 4)
+    assert steps(4, 4, 4) == pytest.approx(k / 128 * 4)
+    assert steps(8, 4, 8) == pytest.approx(k / 32 * 2)
 
 
 def test_skinny_ring_reads_b_over_its_busiest_sm():
@@ -317,7 +319,8 @@ def test_builds_short_of_dram_count_their_streaming_excess():
     # B's bytes again at a build's share past the DRAM-bound rate (stream_excess in auto/plan.h):
     # the 4-row single-float builds (loads of 4 bytes, few in flight) and the 4-row float4
     # skinny kernel; none for the float4 GEMV builds and the ring kernel, which ran at DRAM's
-    # rate, nor for the 8-row single floats (left out until CUTLASS's plans there are priced).
+    # rate, nor for the column-major-B kernel's 8- and 16-row single floats, whose steps count
+    # twice instead (kSkinnyStagedSingleSteps).
     n = len(_C.exact_model())
     g0 = n - exact_fit.GEMV
     s0 = g0 - exact_fit.COPY - exact_fit.SKINNY

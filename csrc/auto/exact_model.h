@@ -103,7 +103,8 @@ struct ExactModel {
 // 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it runs
 // through shared memory, at its steps' cost on single floats, through registers as when
 // fitted; those on single floats counted since by the rows a lane keeps in flight, which
-// doubles the 16-row build's at the fitted rate: skinny_serial_steps in auto/plan.h); the
+// doubles the 16-row build's at the fitted rate, and the column-major-B kernel's 8- and 16-row
+// builds' on single floats counted twice: skinny_serial_steps in auto/plan.h); the
 // copies'; the GEMV kernel's, fitted apart to its own
 // candidates on the 64 products of up to 4 rows of x @ W^T in random:1000:1, the others held
 // and its rate per byte of B the skinny kernels' (python -m gemmtiles.exact_fit --gemv:

@@ -398,10 +398,11 @@ bool sm_holds(int blocks) {
 // The column-major-B register kernel's configuration for MT rows (skinny_kmajor_shape in
 // auto/plan.h, loads of single floats; float4s where the async kernel cannot run): up to 4
 // rows A read in place, 4 columns per warp; 8 rows A staged in shared memory 256 columns at a
-// time (two buffers), two blocks per SM; 16 rows A staged KC = 1024 columns at a time (two
-// buffers, 128 KB) and shared by four groups of 8 lanes, 4 columns per group, one block per SM
-// (64 accumulators and eight steps of single floats of B in flight) — or 256 columns at a
-// time (32 KB) on a GPU whose blocks cannot have 128 KB (sm_86 / sm_89: about 99 KB).
+// time (two buffers), two blocks per SM (four steps of single floats of B in flight); 16 rows
+// A staged KC = 1024 columns at a time (two buffers, 128 KB) and shared by four groups of 8
+// lanes, 4 columns per group, one block per SM (64 accumulators and eight steps of single
+// floats of B in flight) — or 256 columns at a time (32 KB) on a GPU whose blocks cannot have
+// 128 KB (sm_86 / sm_89: about 99 KB).
 // SkinnyKMajorFor: the configuration of skinny_kmajor_shape(MT, W) on chunks of KC columns of A.
 template <int MT, int W, int KC>
 using SkinnyKMajorFor = SkinnyConfig<MT, skinny_kmajor_shape(MT, W).nw, skinny_kmajor_shape(MT, W).blocks_per_sm, KC,

@@ -1066,9 +1066,11 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
 // kernel's 4-row float4 build, whose registers hold fewer loads ahead than the GEMV's float4
 // builds, 0.28 (0.09 at one row, 0.35 at four). Builds not listed ran at the
 // DRAM-bound rate (within 0.92-1.06 of it: the GEMV kernel's float4 builds, the ring kernel's
-// 8 rows; the column-major-B kernel's 8- and 16-row single floats, which ran 1.07-1.13x their
-// estimates on two large W with their steps counted twice: kSkinnyStagedSingleSteps), or were
-// not measured (the row-major-B kernel).
+// 8 rows), are priced by their steps instead (the column-major-B kernel's 8- and 16-row single
+// floats, counted twice: kSkinnyStagedSingleSteps; on two large W, 5-16 x 15992 x 6646 and
+// x 14011 x 7001 NT, they then ran 1.07-1.13x their estimates, an excess share of about -0.1:
+// docs/measurements/2026-11-30/stream-rates-large-b-staged-single-h200.csv), or were not
+// measured (the row-major-B kernel).
 inline double stream_excess(const AutoPlan& plan) {
   if (plan.kernel == AutoKernel::kGemv && plan.w == 1 && plan.mt == 4) return plan.nw == 8 ? 0.64 : 0.34;
   if (plan.kernel == AutoKernel::kSkinnyKMajor && plan.mt == 4) return plan.w == 1 ? 0.16 : 0.28;
