@@ -442,7 +442,7 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
     if (int64_t(skinny_kmajor_smem<Cfg>(true)) > block_smem_optin())
       return launch_skinny_kmajor_cfg<SkinnyKMajor<MT, 256>, true>(p, plan, ws, stream);
   }
-  launch_skinny_kmajor_cfg<Cfg, (MT > 4)>(p, plan, ws, stream);
+  launch_skinny_kmajor_cfg<Cfg, skinny_kmajor_staged(MT)>(p, plan, ws, stream);
 }
 
 // Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps

@@ -145,6 +145,9 @@ struct SkinnyKMajorShape {
 // Whether the column-major-B kernel of mt rows and loads of w floats is the async kernel,
 // whose float4s stream through a ring of shared memory.
 inline constexpr bool skinny_kmajor_ring(int mt, int w) { return w == 4 && mt >= 8; }
+// Whether the column-major-B register kernel of mt rows stages A in shared memory a chunk at a
+// time (8 and 16 rows) rather than reading it in place (up to 4): skinny_kmajor_kernel's kStaged.
+inline constexpr bool skinny_kmajor_staged(int64_t mt) { return mt > 4; }
 inline constexpr SkinnyKMajorShape skinny_kmajor_shape(int mt, int w) {
   if (skinny_kmajor_ring(mt, w)) return mt == 8 ? SkinnyKMajorShape{2, 4, 2} : SkinnyKMajorShape{4, 4, 2};
   return mt <= 8 ? SkinnyKMajorShape{4, 1, 2} : SkinnyKMajorShape{4, 4, 1};
@@ -1047,7 +1050,7 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
-    if (plan.w == 1 && plan.mt > 4) steps *= kSkinnyStagedSingleSteps;
+    if (plan.w == 1 && skinny_kmajor_staged(plan.mt)) steps *= kSkinnyStagedSingleSteps;
   } else if (plan.w == 1) {
     steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
   }
