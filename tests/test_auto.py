@@ -455,6 +455,57 @@ def test_row_major_b_skinny_kernels_forced(m, n, k):
     _check_each_forced(plans, a, b, c)
 
 
+# The row-major-B skinny kernel's blocks along K added in their cluster (sm_90+): 2-8 blocks
+# of 8 warps' slices of 16 rows, the last slice cut by K; one row to 16, fewer rows than the
+# build's (5 of 8, 12 of 16), N cut inside a block's columns, single floats and float4s, a
+# batch. Where the clusters run at once (the device's cluster_blocks), no workspace: the op
+# allocates its output alone; elsewhere the workspace's partial products. The same bits every run.
+@needs_cuda
+@pytest.mark.parametrize("partials", range(2, 9))
+@pytest.mark.parametrize("m,n,w,batch", [(1, 300, 1, 1), (5, 643, 1, 1), (12, 1000, 4, 1), (16, 260, 4, 1),
+                                         (3, 517, 1, 3)])
+def test_row_major_b_skinny_blocks_along_k_in_clusters(partials, m, n, w, batch):
+    k = 16 * 8 * partials - 5
+    mt = 1 if m == 1 else 4 if m <= 4 else 8 if m <= 8 else 16
+    a = operand(m, k, "cuda", pad=3, offset=1, batch=batch if batch > 1 else None)
+    b = operand(k, n, "cuda", "row", batch=batch if batch > 1 else None)
+    plan = ("skinny_nmajor", mt, 1, w, 8 * partials, 16)
+    _check_each_forced([plan], a, b, torch.randn(m, n, device="cuda"))
+    device = torch.cuda.current_device()
+    _, here = _C.cluster_blocks()
+    blocks = -(-n // (32 * w)) * batch * partials
+    in_cluster = torch.cuda.get_device_capability(device) >= (9, 0) and _built_for_sm90()
+    assert (here[partials] > 0) == in_cluster
+    in_cluster = in_cluster and blocks <= here[partials]
+    _C.force_auto_plan(*plan)
+    try:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_stats(device)["requested_bytes.all.current"]
+        out = torch.ops.gemmtiles.auto(a, b)
+        torch.cuda.synchronize()
+        asked = torch.cuda.memory_stats(device)["requested_bytes.all.peak"] - before
+        # the output alone, or with the partial products
+        assert asked <= out.numel() * 4 if in_cluster else asked >= (partials + 1) * out.numel() * 4
+        assert torch.equal(torch.ops.gemmtiles.auto(a, b), out)
+        assert not _C.forced_plan_refused()
+    finally:
+        _C.force_auto_plan()
+
+
+@needs_cuda
+def test_cluster_blocks_are_the_models_on_the_gpu_it_was_measured_on():
+    # On a GPU of the shipped model's (sm_90, 132 SMs) the device runs the clusters the model
+    # prices: a silent fallback to the workspace (a build without sm_90 code) fails here.
+    device = torch.cuda.current_device()
+    model, here = _C.cluster_blocks()
+    if torch.cuda.get_device_capability(device) != (9, 0) or not _built_for_sm90():
+        pytest.skip("the model's clusters were measured on sm_90")
+    if torch.cuda.get_device_properties(device).multi_processor_count != H100_SMS:
+        pytest.skip("another count of SMs holds other clusters")
+    assert here == model
+
+
 @needs_cuda
 @pytest.mark.parametrize("m,n,k", [(5, 643, 4240), (8, 1000, 2084), (9, 130, 516), (16, 257, 3000), (12, 3, 700),
                                    (16, 4099, 32), (7, 1000, 2085)])

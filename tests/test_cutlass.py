@@ -186,6 +186,34 @@ def test_skinny_kmajor_staged_single_float_steps_count_twice():
     assert steps(8, 4, 8) == pytest.approx(k / 32 * 2)
 
 
+def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():
+    # 2 to kMaxClusterSplits (8) blocks along K of the row-major-B kernel add up in their cluster
+    # where its clusters all run at once, one block an SM (the shipped model's cluster_blocks:
+    # an H200's): no reduction's launch and no partial products, K whole's features. 9 blocks
+    # along K, or more blocks than those clusters hold, go through the workspace; so do the
+    # column-major-B kernel's blocks along K.
+    m, k = 4, 8000
+    s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
+    model, _ = _C.cluster_blocks()
+    assert len(model) == 9 and model[:2] == [0, 0]
+    assert all(n <= blocks <= H100_SMS and blocks % n == 0 for n, blocks in enumerate(model) if n > 1)
+
+    def reduction(n, splits, kernel="skinny_nmajor"):
+        b_k = kernel == "skinny_kmajor"
+        plan = (kernel, 4, 1, 1, splits, -(-k // splits // 16) * 16 if not b_k else -(-k // splits // 32) * 32)
+        return _C.exact_features(*plan, m, n, k, 1, True, b_k, H100_SMS, True, False)[s0 + 3:s0 + 5]
+
+    assert reduction(300, 8) == [0, 0]  # K whole
+    for partials in range(2, 9):
+        n = 32 * (model[partials] // partials)  # columns of blocks of 32: as many blocks as fit
+        assert reduction(n, 8 * partials) == [0, 0], partials
+        one, mb = reduction(n + 1, 8 * partials)  # a block more along N, in each of the slices
+        assert one == 1 and mb == pytest.approx(partials * m * (n + 1) * 4 / 1e6), partials
+    one, mb = reduction(300, 8 * 9)
+    assert one == 1 and mb == pytest.approx(9 * m * 300 * 4 / 1e6)
+    assert reduction(300, 2, "skinny_kmajor")[0] == 1
+
+
 def test_skinny_ring_reads_b_over_its_busiest_sm():
     # The ring kernel (x @ W^T's float4s of 5-16 rows) weighs B's bytes over the busiest SM's
     # share of the SMs, blocks / (ceil(blocks / SMs) SMs): 172 blocks on 132 SMs stream as 86

@@ -15,6 +15,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "table.h"
 #include "launch.cuh"
@@ -40,7 +41,8 @@ TensorCoreMath tensor_cores_here(c10::DeviceIndex device) {
 
 // auto's models for `device` where its tuned table has none: the H100's fits scaled to this
 // GPU's SMs, SM clock and DRAM (scaled_tensor_core_model in plan.h, scaled_exact_model in
-// exact_model.h), read once per device.
+// exact_model.h), with the clusters it runs (ExactModel::cluster_blocks, which a table's fit
+// takes from here too), read once per device.
 struct DeviceModels {
   TensorCoreModel tensor_cores;
   ExactModel exact;
@@ -56,6 +58,8 @@ const DeviceModels& device_models(c10::DeviceIndex device) {
       all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(index), clocks.sm_khz, clocks.dram_khz,
                                                        clocks.dram_bus_bits);
       all[d].exact = scaled_exact_model(clocks.sm_khz, clocks.dram_khz, clocks.dram_bus_bits);
+      const c10::cuda::CUDAGuard guard(index);  // skinny_cluster_blocks asks the current device
+      all[d].exact.cluster_blocks = skinny_cluster_blocks();
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -412,4 +416,8 @@ void launch_auto(const GemmProblem& p) {
 GEMMTILES_CUDA_TIER(auto, Operands::kUnitStride, launch_auto);
 
 }  // namespace
+
+// The clusters the current device runs, as auto's model takes them (gemmtiles._C.cluster_blocks).
+ClusterBlocks device_cluster_blocks() { return skinny_cluster_blocks(); }
+
 }  // namespace gemmtiles

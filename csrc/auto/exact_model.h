@@ -87,6 +87,12 @@ inline constexpr int kGemvFeatures = 8;
 // a line fitted to other features is refused rather than read with another meaning.
 inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess-staged-single";
 
+// The most blocks along K whose partial sums their thread-block cluster adds up in shared
+// memory: the portable cluster size (sm_90+).
+inline constexpr int64_t kMaxClusterSplits = 8;
+// Per cluster size n (index n, 2 .. kMaxClusterSplits): blocks of such clusters (ExactModel).
+using ClusterBlocks = std::array<int64_t, kMaxClusterSplits + 1>;
+
 struct ExactModel {
   std::array<double, kCutlassFeatures> cutlass;  // microseconds per unit of each feature
   std::array<double, kSkinnyFeatures> skinny;
@@ -94,6 +100,14 @@ struct ExactModel {
   // auto/plan.h): microseconds per launch, and per MB read and written.
   std::array<double, 2> copy;
   std::array<double, kGemvFeatures> gemv;
+  // Not fitted, what the GPU runs: cluster_blocks[n], the blocks in clusters of n (2 ..
+  // kMaxClusterSplits) that it runs at once, one block an SM (a GPC's SMs hold whole clusters
+  // alone): where a row-major-B skinny plan's n blocks along K fit them, its clusters add them
+  // up, with no reduction and no partial products (skinny_cluster_sums in auto/plan.h). Zeros
+  // where the GPU runs no clusters (before sm_90, or a build's code for older GPUs). What the
+  // GPU reports is read once per device (skinny_cluster_blocks in auto/launch.cuh); these are
+  // an H200's, whose 132 SMs are the H100 SXM's.
+  ClusterBlocks cluster_blocks = {0, 0, 132, 117, 120, 110, 102, 105, 120};
 };
 
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op

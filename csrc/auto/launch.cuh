@@ -57,30 +57,33 @@ static_assert(AsyncTile64For<true>::BM == kAsyncTile64.bm && AsyncTile64For<true
               "auto_plan models this tile");
 static_assert(AsyncTile::BM == kAsyncTile.bm && AsyncTile::BN == kAsyncTile.bn, "auto_plan models this tile");
 
-// The most slices of K a tile's cluster adds up in shared memory: the portable cluster size.
-inline constexpr int64_t kMaxClusterSplits = 8;
-
-// cudaLaunchKernelEx's configuration with one attribute, which it holds (the configuration
-// points to it: neither copied nor moved): blocks in clusters of `cluster`, or (no cluster) a
-// programmatic dependent of the stream's preceding kernel.
+// cudaLaunchKernelEx's configuration with its attributes, which it holds (the configuration
+// points to them: neither copied nor moved): blocks in clusters of `cluster` (spread: each
+// cluster's blocks asked to go to SMs of their own), or (no cluster) a programmatic dependent of
+// the stream's preceding kernel.
 struct LaunchConfig {
-  cudaLaunchAttribute attribute{};
+  cudaLaunchAttribute attributes[2]{};
   cudaLaunchConfig_t config{};
-  LaunchConfig(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const dim3* cluster) {
+  LaunchConfig(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const dim3* cluster, bool spread = false) {
     config.gridDim = grid;
     config.blockDim = block;
     config.dynamicSmemBytes = smem;
     config.stream = stream;
-    config.attrs = &attribute;
+    config.attrs = attributes;
     config.numAttrs = 1;
     if (cluster) {
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim.x = cluster->x;
-      attribute.val.clusterDim.y = cluster->y;
-      attribute.val.clusterDim.z = cluster->z;
+      attributes[0].id = cudaLaunchAttributeClusterDimension;
+      attributes[0].val.clusterDim.x = cluster->x;
+      attributes[0].val.clusterDim.y = cluster->y;
+      attributes[0].val.clusterDim.z = cluster->z;
+      if (spread) {
+        attributes[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+        attributes[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicySpread;
+        config.numAttrs = 2;
+      }
     } else {
-      attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attribute.val.programmaticStreamSerializationAllowed = 1;
+      attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attributes[0].val.programmaticStreamSerializationAllowed = 1;
     }
   }
   LaunchConfig(const LaunchConfig&) = delete;
@@ -216,13 +219,15 @@ inline GemmProblem columns_from(const GemmProblem& p, int64_t c0) {
   return q;
 }
 
+inline bool skinny_in_cluster(const GemmProblem& p, const AutoPlan& plan);
+
 // Floats of workspace the plan needs: one partial product per split, when K is split (and
 // its slices are not added in a cluster); for a split tail (async_tail), the tail's.
 inline int64_t auto_workspace(const GemmProblem& p, const AutoPlan& plan) {
   const AsyncTail t = async_tail(p, plan);
   if (t.head_cols > 0) return auto_workspace(columns_from(p, t.head_cols), t.tail);
   const int64_t partials = plan_partials(plan);
-  return partials > 1 && !cluster_reduce(p, plan) ? partials * p.batch * p.M * p.N : 0;
+  return partials > 1 && !cluster_reduce(p, plan) && !skinny_in_cluster(p, plan) ? partials * p.batch * p.M * p.N : 0;
 }
 
 // Whether split_k_reduce_kernel, as the current device runs it, was compiled with its wait
@@ -339,12 +344,18 @@ void launch_async_tile(const GemmProblem& p, const AutoPlan& plan, float* ws, cu
 
 // A skinny kernel of `threads` threads a block, each block on `cols` columns and one of the
 // plan's partial products along K (plan_partials: blockIdx.y), which the reduction pass adds
-// where there are several.
+// where there are several, or their cluster (the row-major-B kernels: skinny_in_cluster).
 inline void launch_skinny_grid(const GemmProblem& p, const AutoPlan& plan, void (*kernel)(GemmProblem, SkinnySplit),
                                int64_t cols, int threads, size_t smem, float* ws, cudaStream_t stream) {
   const int64_t partials = plan_partials(plan);
   const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, cols)), static_cast<unsigned>(partials),
                   static_cast<unsigned>(p.batch));
+  if (skinny_in_cluster(p, plan)) {
+    const dim3 cluster(1, static_cast<unsigned>(partials), 1);
+    const LaunchConfig launch(grid, dim3(static_cast<unsigned>(threads)), smem, stream, &cluster, true);
+    cudaLaunchKernelEx(&launch.config, kernel, p, SkinnySplit{plan.k_slice, nullptr, static_cast<int>(partials)});
+    return;
+  }
   const SkinnySplit s{plan.k_slice, partials > 1 ? ws : nullptr};
   kernel<<<grid, threads, smem, stream>>>(p, s);
   if (partials > 1) launch_reduce(p, partials, ws, stream);
@@ -393,6 +404,39 @@ bool sm_holds(int blocks) {
            }
            return held;
          }) >= blocks;
+}
+
+// The blocks of clusters of n (n = 2 .. kMaxClusterSplits) that the current device runs at
+// once, one block an SM (cudaOccupancyMaxActiveClusters of the row-major-B skinny build that
+// holds the most shared memory: 16 rows of float4s through its rings, one block an SM), with the
+// clusters spread as their launch asks: where a plan's blocks along K fit them, their cluster
+// adds them up (skinny_cluster_sums in auto/plan.h). Zeros where the kernels' code as the device
+// runs it is for older than sm_90 (cudaFuncAttributes::ptxVersion; a build JIT-compiled on
+// Hopper from compute_80 code has no clusters). Asked once per device; auto's model prices the
+// plans by it (ExactModel::cluster_blocks, set by device_models in auto/auto.cu).
+inline const ClusterBlocks& skinny_cluster_blocks() {
+  return once_per_device([](int) {
+    ClusterBlocks blocks{};
+    constexpr int S = skinny_async_stages<16>();
+    constexpr auto kernel = skinny_nmajor_async_kernel<16, S>;
+    constexpr size_t smem = skinny_async_smem<16, S>();
+    cudaFuncAttributes attributes{};
+    if (int64_t(smem) <= block_smem_optin() && set_smem_limit_once<kernel>(smem) &&
+        cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90)
+      for (int64_t n = 2; n <= kMaxClusterSplits; ++n) {
+        const dim3 cluster(1, static_cast<unsigned>(n), 1);
+        const LaunchConfig launch(cluster, dim3(256), smem, nullptr, &cluster, true);
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) == cudaSuccess) blocks[n] = n * clusters;
+      }
+    cudaGetLastError();
+    return blocks;
+  });
+}
+// Whether the plan's blocks along K add up in their cluster on the current device.
+inline bool skinny_in_cluster(const GemmProblem& p, const AutoPlan& plan) {
+  return skinny_split(plan) && plan_partials(plan) > 1 &&
+         skinny_cluster_sums(plan, p.N, p.batch, skinny_cluster_blocks());
 }
 
 // The column-major-B register kernel's configuration for MT rows (skinny_kmajor_shape in

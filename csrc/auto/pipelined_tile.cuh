@@ -32,36 +32,9 @@
 #include <cstdint>
 
 #include "../ladder/common.cuh"
+#include "cluster.cuh"
 
 namespace gemmtiles {
-
-// Thread-block clusters (sm_90+): a barrier of all the cluster's threads, whose shared-memory
-// writes before it are visible to every block of the cluster after it; this block's rank in
-// its cluster; and a float4 of the shared memory of the cluster's block `rank`, at the offset
-// that `local` has in this block's.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  return rank;
-}
-
-__device__ __forceinline__ float4 load_cluster4(const float4* local, unsigned rank) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(local));
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(address), "r"(rank));
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(remote)
-               : "memory");
-  return v;
-}
-#endif
 
 // One operand of the block tile (ROWS of A's rows or B's columns, BK deep) in shared memory,
 // kept as smem[k][r] with a row pitch of ROWS + 4 floats whatever its layout in global memory,

@@ -1029,6 +1029,21 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
   return ceil_div64(N, skinny_cols(plan)) * batch * plan_partials(plan);
 }
 
+// Whether a row-major-B skinny plan's blocks along K add up in their cluster, with no reduction
+// and no partial products (csrc/auto/launch.cuh): 2 to kMaxClusterSplits of them, and its
+// clusters all run at once on SMs of their own (cluster_blocks: ExactModel's, what the GPU
+// runs), so that each block streams B through an SM of its own (the launch asks the clusters
+// spread). Clusters of more blocks, or of blocks that shared SMs, ran slower than the
+// workspace's reduction (on an H200, every plan of 2-8 blocks along K of the products of up to
+// 16 rows of a row-major B drawn from random:4000:5: up to 1.48x at 250 blocks, 1.08-1.12x past
+// 264; 1.2x with 21 clusters of 6 where 20 fit at once): they wait for the SMs of a whole
+// cluster to come free.
+inline bool skinny_cluster_sums(const AutoPlan& plan, int64_t N, int64_t batch, const ClusterBlocks& cluster_blocks) {
+  const int64_t partials = plan_partials(plan);
+  return skinny_split(plan) && partials > 1 && partials <= kMaxClusterSplits &&
+         skinny_blocks(plan, N, batch) <= cluster_blocks[partials];
+}
+
 // The column-major-B kernel's 8- and 16-row builds on single floats (A staged in shared
 // memory, every step reading each row of A there) run a step as slowly as twice the 4-row
 // build's (A read in place): counted as 4-row steps, on the unaligned x @ W^T of 5-16 rows
@@ -1127,15 +1142,22 @@ inline double streaming_share(int64_t blocks, int64_t sms, bool busiest_sm) {
   return double(b) / double(busiest_sm ? ceil_div64(b, s) * s : std::max(b, s));
 }
 
+// cluster_blocks: the blocks of clusters the GPU runs at once (ExactModel::cluster_blocks): a
+// row-major-B skinny plan whose blocks along K add up in them (skinny_cluster_sums) writes no
+// partial products and needs no reduction, as with K whole in each block.
 inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(const AutoPlan& plan, int64_t M,
                                                                               int64_t N, int64_t K, int64_t batch,
                                                                               bool a_kmajor, bool b_kmajor,
-                                                                              int64_t sms, bool a_vec, bool b_vec) {
+                                                                              int64_t sms, bool a_vec, bool b_vec,
+                                                                              const ClusterBlocks& cluster_blocks =
+                                                                                  kExactModel.cluster_blocks) {
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
     const bool ring = plan.kernel == AutoKernel::kSkinnyKMajor && skinny_kmajor_ring(plan.mt, int(plan.w));
-    put(skinny_features(M, N, K, batch, plan_partials(plan), plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
+    const int64_t partials = plan_partials(plan);
+    const bool in_cluster = skinny_cluster_sums(plan, N, batch, cluster_blocks);
+    put(skinny_features(M, N, K, batch, in_cluster ? 1 : partials, plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
                         skinny_serial_steps(plan, N, batch, sms), streaming_share(skinny_blocks(plan, N, batch), sms, ring),
                         stream_excess(plan)),
         kCutlassFeatures);
@@ -1201,8 +1223,9 @@ inline ExactModel exact_model_of(const std::array<double, kExactModelSize>& p) {
 // model does not cover.
 inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                             bool b_kmajor, int64_t sms, bool a_vec, bool b_vec,
-                            const std::array<double, kExactModelSize>& params = exact_model_params()) {
-  const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec);
+                            const std::array<double, kExactModelSize>& params = exact_model_params(),
+                            const ClusterBlocks& cluster_blocks = kExactModel.cluster_blocks) {
+  const auto f = exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec, cluster_blocks);
   return f ? exact_estimate_us(*f, params) : 1e300;
 }
 
@@ -1273,7 +1296,8 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
   const std::array<double, kExactModelSize> params = exact_model_params(exact);
   double best_rank = 1e300;
   for (const AutoPlan& plan : exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec)) {
-    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec, params);
+    const double us = exact_plan_us(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec, params,
+                                    exact.cluster_blocks);
     const double rank = exact_rank_us(plan, us);
     if (rank < best_rank) best = plan, best_us = us, best_rank = rank;
   }
@@ -1296,7 +1320,9 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
                           const TensorCoreModel& model = kTensorCoreModel,
                           const ExactModel& exact = kExactModel) {
   if (M == 0 || N == 0 || K == 0 || batch < 1 || batch > 65535) return {AutoKernel::kWarptile};
-  const ExactModel& exact_model = table && table->exact_model ? *table->exact_model : exact;
+  // A table's fit, where it has one, with what this GPU runs (its clusters) as `exact` says.
+  ExactModel exact_model = table && table->exact_model ? *table->exact_model : exact;
+  exact_model.cluster_blocks = exact.cluster_blocks;
   std::optional<AutoPlan> exact_pick;  // the exact plan, where it was weighed against the tensor cores
   if (tensor_cores != TensorCoreMath::kNone) {
     // Against the exact plan's own estimate where the exact-kernel model covers the problem.

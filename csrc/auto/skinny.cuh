@@ -29,6 +29,7 @@
 #pragma once
 
 #include "../ladder/common.cuh"
+#include "cluster.cuh"
 #include "plan.h"
 
 namespace gemmtiles {
@@ -51,10 +52,13 @@ struct SkinnyConfig {
 };
 
 // The K range a block works on, and where its partial sums go: with splits > 1 to
-// ws[split][z][m][n] (the reduction kernel finishes them), else straight to out.
+// ws[split][z][m][n] (the reduction kernel finishes them), else straight to out. The row-major-B
+// kernels' blocks along K may instead be one cluster (cluster > 1: all of them, blockIdx.y its
+// rank), which adds their sums in shared memory and writes out: no workspace, no second launch.
 struct SkinnySplit {
   int64_t k_slice;  // multiple of 32 (column-major B) or 16 (row-major B, a warp's slice)
   float* ws;        // (splits, batch, M, N), or nullptr when K is not split
+  int cluster = 1;  // blocks along K added in their cluster (gridDim.y), or 1
 };
 
 // Dynamic shared memory of skinny_kmajor_kernel<Cfg, W, kStaged>: the two staged chunks of A.
@@ -441,7 +445,9 @@ __device__ __forceinline__ void skinny_split_stage_a(float* As, const float (&an
 // The block's sums: its kWarps warps' MT x 32 W sums, red[warp][m][32 W] at the start of
 // shared memory, added in warp order (a fixed order: the same bits on every run) and written to
 // the workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
-// the epilogue.
+// the epilogue; or, blocks along K in one cluster (s.cluster), kept in red[m][32 W] and added
+// over the cluster's blocks in rank order (a fixed order: the same bits on every run), each
+// block writing out a share of the outputs.
 template <int MT, int W, int kWarps = 8>
 __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
                                                   float* red, const float (&acc)[MT][W], int64_t n_block) {
@@ -458,6 +464,39 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     }
   }
   __syncthreads();
+  if (s.cluster > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // In place: output i's warp sums lie at i + q MT kCols, which no other output's thread reads.
+    for (int i = threadIdx.x; i < MT * kCols; i += 32 * kWarps) {
+      float x = red[i];
+#pragma unroll
+      for (int q = 1; q < kWarps; ++q) x += red[q * MT * kCols + i];
+      red[i] = x;
+    }
+    cluster_sync();
+    // Float4 groups of four outputs of one row (kCols is a multiple of 4): group g by rank g % cluster.
+    const float4* const sums = reinterpret_cast<const float4*>(red);
+    const int rows = p.M < MT ? int(p.M) : MT;
+    for (int g = int(cluster_rank()) + s.cluster * int(threadIdx.x); g < rows * kCols / 4;
+         g += s.cluster * 32 * kWarps) {
+      float4 x = load_cluster4(sums + g, 0);
+      for (int r = 1; r < s.cluster; ++r) {
+        const float4 y = load_cluster4(sums + g, unsigned(r));
+        x.x += y.x, x.y += y.y, x.z += y.z, x.w += y.w;
+      }
+      const float x4[4] = {x.x, x.y, x.z, x.w};
+      const int m = 4 * g / kCols;
+      const int64_t n = n_block + 4 * g % kCols;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (n + j < p.N) v.out[m * p.out_rs + n + j] = epilogue(p, v.c, m, n + j, x4[j]);
+    }
+    cluster_sync();  // this block's sums stay until the cluster has read them
+#else
+    __trap();  // the launch asks for clusters only of code built for sm_90+ (auto/launch.cuh)
+#endif
+    return;
+  }
   for (int i = threadIdx.x; i < MT * kCols; i += 32 * kWarps) {
     const int m = i / kCols;
     const int64_t n = n_block + i % kCols;

@@ -29,6 +29,9 @@
 
 #if GEMMTILES_CUTLASS  // a CUDA build: CUDA's headers, which a CPU build lacks
 #include "../auto/cutlass_simt.h"
+namespace gemmtiles {
+ClusterBlocks device_cluster_blocks();  // auto/auto.cu
+}  // namespace gemmtiles
 #endif
 
 namespace gemmtiles {
@@ -736,6 +739,33 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
   END_HANDLE_TH_ERRORS
 }
 
+// gemmtiles._C.cluster_blocks() -> (model, device): for clusters of n blocks (index n, 2 ..
+// kMaxClusterSplits), the blocks that run at once, one block an SM, as auto's shipped model
+// takes them (ExactModel::cluster_blocks) and as the current CUDA device runs them (None in
+// builds without the CUDA kernels or without a device).
+PyObject* py_cluster_blocks(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  const auto as_list = [](const gemmtiles::ClusterBlocks& b) {
+    return py_list(std::vector<int64_t>(b.begin(), b.end()), [](int64_t x) { return PyLong_FromLongLong(x); });
+  };
+  PyObject* model = as_list(gemmtiles::kExactModel.cluster_blocks);
+  if (!model) return nullptr;
+#if GEMMTILES_CUTLASS
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    PyObject* device = as_list(gemmtiles::device_cluster_blocks());
+    if (!device) {
+      Py_DECREF(model);
+      return nullptr;
+    }
+    return Py_BuildValue("(NN)", model, device);
+  }
+  cudaGetLastError();
+#endif
+  return Py_BuildValue("(NO)", model, Py_None);
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.cutlass_flags_left_set() -> int: the bytes of the CUTLASS launches' barrier
 // flags left nonzero once the devices finish (auto/cutlass_simt.h; 0 in builds without those
 // kernels). For the tests: every launch must leave them zero.
@@ -869,6 +899,10 @@ PyMethodDef methods[] = {
      "cutlass_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor): (model, device), the blocks of CUTLASS's kernel on "
      "that tile and layout an SM holds at once, as auto's cost model takes it and as the current device holds them "
      "(None where this build or machine cannot say)."},
+    {"cluster_blocks", py_cluster_blocks, METH_NOARGS,
+     "cluster_blocks(): (model, device), for clusters of n blocks (index n) the blocks that run at once, one an SM, "
+     "as auto's cost model takes them and as the current device runs them (None where this build or machine cannot "
+     "say)."},
     {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
