@@ -1036,7 +1036,7 @@ inline int64_t skinny_blocks(const AutoPlan& plan, int64_t N, int64_t batch) {
 // spread). Clusters of more blocks, or of blocks that shared SMs, ran slower than the
 // workspace's reduction (on an H200, every plan of 2-8 blocks along K of the products of up to
 // 16 rows of a row-major B drawn from random:4000:5: up to 1.48x at 250 blocks, 1.08-1.12x past
-// 264; 1.2x with 21 clusters of 6 where 20 fit at once): they wait for the SMs of a whole
+// 264; 1.2x with 21 clusters of 6 where 17 fit at once): they wait for the SMs of a whole
 // cluster to come free.
 inline bool skinny_cluster_sums(const AutoPlan& plan, int64_t N, int64_t batch, const ClusterBlocks& cluster_blocks) {
   const int64_t partials = plan_partials(plan);
