@@ -230,6 +230,7 @@ def _extension():
         cuda_sources = [src for src in cuda_sources if os.path.normpath(src) not in skip]
         nvcc = ["-O3"]
     else:
+        macros.append(("GEMMTILES_AUTO", "1"))  # auto's CUDA sources (csrc/auto/auto.cu) are built
         if _sm90a_sources():
             cuda_sources += list(_sm90a_sources())
             macros.append(("GEMMTILES_SM90A", "1"))

@@ -474,9 +474,9 @@ def test_row_major_b_skinny_blocks_along_k_in_clusters(partials, m, n, w, batch)
     device = torch.cuda.current_device()
     _, here = _C.cluster_blocks()
     blocks = -(-n // (32 * w)) * batch * partials
-    in_cluster = torch.cuda.get_device_capability(device) >= (9, 0) and _built_for_sm90()
-    assert (here[partials] > 0) == in_cluster
-    in_cluster = in_cluster and blocks <= here[partials]
+    if here[partials] > 0:  # clusters only of code built for sm_90+, on such a GPU
+        assert torch.cuda.get_device_capability(device) >= (9, 0) and _built_for_sm90()
+    in_cluster = blocks <= here[partials]
     _C.force_auto_plan(*plan)
     try:
         torch.cuda.synchronize()
@@ -494,16 +494,19 @@ def test_row_major_b_skinny_blocks_along_k_in_clusters(partials, m, n, w, batch)
 
 
 @needs_cuda
-def test_cluster_blocks_are_the_models_on_the_gpu_it_was_measured_on():
-    # On a GPU of the shipped model's (sm_90, 132 SMs) the device runs the clusters the model
-    # prices: a silent fallback to the workspace (a build without sm_90 code) fails here.
+def test_cluster_blocks_on_sm90():
+    # Code built for sm_90 on an sm_90 GPU runs the row-major-B kernel's clusters of every size
+    # (a device query that failed, leaving every plan to the workspace, fails here), each count
+    # whole clusters of one block an SM, so at most the SMs. Not the model's counts to the
+    # block: they depend on how a chip's SMs fall into its GPCs.
     device = torch.cuda.current_device()
-    model, here = _C.cluster_blocks()
     if torch.cuda.get_device_capability(device) != (9, 0) or not _built_for_sm90():
-        pytest.skip("the model's clusters were measured on sm_90")
-    if torch.cuda.get_device_properties(device).multi_processor_count != H100_SMS:
-        pytest.skip("another count of SMs holds other clusters")
-    assert here == model
+        pytest.skip("clusters of code built for sm_90, on sm_90")
+    model, here = _C.cluster_blocks()
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    assert len(here) == len(model) == 9 and here[:2] == [0, 0]
+    for n in range(2, 9):
+        assert n <= here[n] <= sms and here[n] % n == 0, (n, here)
 
 
 @needs_cuda

@@ -15,7 +15,6 @@
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
 
 #include "table.h"
 #include "launch.cuh"
@@ -41,8 +40,8 @@ TensorCoreMath tensor_cores_here(c10::DeviceIndex device) {
 
 // auto's models for `device` where its tuned table has none: the H100's fits scaled to this
 // GPU's SMs, SM clock and DRAM (scaled_tensor_core_model in plan.h, scaled_exact_model in
-// exact_model.h), with the clusters it runs (ExactModel::cluster_blocks, which a table's fit
-// takes from here too), read once per device.
+// exact_model.h), read once per device (its properties alone: no context on a device that
+// this process does not use).
 struct DeviceModels {
   TensorCoreModel tensor_cores;
   ExactModel exact;
@@ -58,8 +57,6 @@ const DeviceModels& device_models(c10::DeviceIndex device) {
       all[d].tensor_cores = scaled_tensor_core_model(multiprocessors(index), clocks.sm_khz, clocks.dram_khz,
                                                        clocks.dram_bus_bits);
       all[d].exact = scaled_exact_model(clocks.sm_khz, clocks.dram_khz, clocks.dram_bus_bits);
-      const c10::cuda::CUDAGuard guard(index);  // skinny_cluster_blocks asks the current device
-      all[d].exact.cluster_blocks = skinny_cluster_blocks();
     }
   });
   return all.at(static_cast<size_t>(device));
@@ -147,8 +144,12 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
     if (hit != plans.end()) return hit->second;
   }
   const DeviceModels& models = device_models(device);
+  // With the clusters this device runs (ExactModel::cluster_blocks; a table's fit takes them
+  // too): the current device is the call's.
+  ExactModel exact = models.exact;
+  exact.cluster_blocks = skinny_cluster_blocks();
   const AutoPlan plan = auto_plan(p.M, p.N, p.K, p.batch, b_kmajor(p), b_vec, multiprocessors(device), a_kmajor(p),
-                                  table.get(), a_vec, cutlass, math, models.tensor_cores, models.exact);
+                                  table.get(), a_vec, cutlass, math, models.tensor_cores, exact);
   const std::lock_guard<std::mutex> lock(mu);
   if (tables[int(device)] == table) {
     if (plans.size() >= kPlanCacheSize) plans.clear();

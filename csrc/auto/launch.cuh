@@ -413,7 +413,8 @@ bool sm_holds(int blocks) {
 // adds them up (skinny_cluster_sums in auto/plan.h). Zeros where the kernels' code as the device
 // runs it is for older than sm_90 (cudaFuncAttributes::ptxVersion; a build JIT-compiled on
 // Hopper from compute_80 code has no clusters). Asked once per device; auto's model prices the
-// plans by it (ExactModel::cluster_blocks, set by device_models in auto/auto.cu).
+// plans by it (ExactModel::cluster_blocks, set for each call's device by cached_auto_plan in
+// auto/auto.cu).
 inline const ClusterBlocks& skinny_cluster_blocks() {
   return once_per_device([](int) {
     ClusterBlocks blocks{};
@@ -471,7 +472,7 @@ void launch_skinny_kmajor_cfg(const GemmProblem& p, const AutoPlan& plan, float*
 
 template <int MT>
 void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  if constexpr (MT > 4) {
+  if constexpr (skinny_kmajor_ring(MT, 4)) {
     // Float4s of 8 and 16 rows: the async kernel (chunks of A 256 columns, B's steps in a
     // ring per warp) where each SM holds its blocks.
     using Async = SkinnyKMajorFor<MT, 4, 256>;

@@ -7,7 +7,9 @@
 // columns of B once, with loads coalesced along B's contiguous dimension, and K is split
 // over enough blocks to keep every SM's loads in flight. Each split writes its partial sums
 // to a workspace; a second kernel adds the splits in a fixed order (no float atomics, so the
-// result is the same bits on every run) and applies alpha, beta and c.
+// result is the same bits on every run) and applies alpha, beta and c. (The row-major-B
+// kernel's 2-8 blocks along K may instead add up in their thread-block cluster: no workspace,
+// no second kernel; skinny_split_sums.)
 //  * B column-major (nn.Linear's W^T): a lane walks k, a group of lanes holds NW columns
 //    and reads A in place or from shared memory; the lanes' partial sums are added by warp
 //    shuffles at the end.
@@ -405,9 +407,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) skinny_kmajor_
 // workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
 // the epilogue. Splitting K inside the block is what lets most products need no second
 // launch: 8 slices of K run at once on each block's columns, with no partial products to add
-// through memory. At 8 rows it runs faster than cuBLAS (docs/auto.md). The block's slices
-// added in a cluster (distributed shared memory) instead of the workspace were slower: a
-// cluster's blocks are placed and finish together.
+// through memory. At 8 rows it runs faster than cuBLAS (docs/auto.md). Several blocks along
+// K add up in their cluster instead (SkinnySplit::cluster) where all of the plan's clusters run
+// at once, one block an SM (skinny_cluster_sums in auto/plan.h): clusters past those wait for
+// the SMs of a whole cluster to come free, and ran slower than the workspace.
 // Resident blocks per SM: skinny_split_blocks_per_sm (auto/plan.h, which counts the waves
 // with it): float4s up to 8 rows two (128 registers), 16 rows one (64 accumulators a thread);
 // single floats two.

@@ -29,6 +29,12 @@
 
 #if GEMMTILES_CUTLASS  // a CUDA build: CUDA's headers, which a CPU build lacks
 #include "../auto/cutlass_simt.h"
+#endif
+#ifndef GEMMTILES_AUTO
+#define GEMMTILES_AUTO 0
+#endif
+#if GEMMTILES_AUTO  // auto's CUDA sources are built (an NVIDIA CUDA build)
+#include <cuda_runtime_api.h>
 namespace gemmtiles {
 ClusterBlocks device_cluster_blocks();  // auto/auto.cu
 }  // namespace gemmtiles
@@ -742,7 +748,8 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
 // gemmtiles._C.cluster_blocks() -> (model, device): for clusters of n blocks (index n, 2 ..
 // kMaxClusterSplits), the blocks that run at once, one block an SM, as auto's shipped model
 // takes them (ExactModel::cluster_blocks) and as the current CUDA device runs them (None in
-// builds without the CUDA kernels or without a device).
+// builds without auto's CUDA kernels or without a device). The model's estimates that the
+// bindings give (exact_candidates, exact_features, auto_plan) take the model's, Hopper's.
 PyObject* py_cluster_blocks(PyObject*, PyObject*) {
   HANDLE_TH_ERRORS
   const auto as_list = [](const gemmtiles::ClusterBlocks& b) {
@@ -750,7 +757,7 @@ PyObject* py_cluster_blocks(PyObject*, PyObject*) {
   };
   PyObject* model = as_list(gemmtiles::kExactModel.cluster_blocks);
   if (!model) return nullptr;
-#if GEMMTILES_CUTLASS
+#if GEMMTILES_AUTO
   int devices = 0;
   if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
     PyObject* device = as_list(gemmtiles::device_cluster_blocks());
