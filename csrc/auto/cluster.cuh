@@ -7,10 +7,9 @@
 
 namespace gemmtiles {
 
-// A barrier of all the cluster's threads, whose shared-memory
-// writes before it are visible to every block of the cluster after it; this block's rank in
-// its cluster; and a float4 of the shared memory of the cluster's block `rank`, at the offset
-// that `local` has in this block's.
+// A barrier of all the cluster's threads, whose shared-memory writes before it are visible to
+// every block of the cluster after it; this block's rank in its cluster; and a float4 of the
+// shared memory of the cluster's block `rank`, at the offset that `local` has in this block's.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -32,6 +31,17 @@ __device__ __forceinline__ float4 load_cluster4(const float4* local, unsigned ra
                : "r"(remote)
                : "memory");
   return v;
+}
+
+// The float4 at `local`'s offset summed over the cluster's blocks 0 .. blocks - 1, in rank
+// order (a fixed order: the same bits on every run).
+__device__ __forceinline__ float4 cluster_sum4(const float4* local, int blocks) {
+  float4 sum = load_cluster4(local, 0);
+  for (int r = 1; r < blocks; ++r) {
+    const float4 x = load_cluster4(local, static_cast<unsigned>(r));
+    sum.x += x.x, sum.y += x.y, sum.z += x.z, sum.w += x.w;
+  }
+  return sum;
 }
 #endif
 

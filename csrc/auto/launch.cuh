@@ -434,7 +434,8 @@ inline const ClusterBlocks& skinny_cluster_blocks() {
     return blocks;
   });
 }
-// Whether the plan's blocks along K add up in their cluster on the current device.
+// Whether the plan's blocks along K add up in their cluster on the current device (the device
+// asked only for plans of several blocks along K: auto_workspace asks this of every plan).
 inline bool skinny_in_cluster(const GemmProblem& p, const AutoPlan& plan) {
   return skinny_split(plan) && plan_partials(plan) > 1 &&
          skinny_cluster_sums(plan, p.N, p.batch, skinny_cluster_blocks());

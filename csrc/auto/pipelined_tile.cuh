@@ -350,12 +350,7 @@ __global__ void GEMMTILES_LAUNCH_BOUNDS(Cfg::kThreads, Cfg::kMinBlocks) async_ti
       cluster_sync();
       const int splits = static_cast<int>(p.k_cluster);
       for (int g = static_cast<int>(cluster_rank()); g < kGroups; g += splits) {
-        const float4* const mine = part + g * Cfg::kThreads + threadIdx.x;
-        float4 sum = load_cluster4(mine, 0);
-        for (int r = 1; r < splits; ++r) {
-          const float4 x = load_cluster4(mine, static_cast<unsigned>(r));
-          sum.x += x.x, sum.y += x.y, sum.z += x.z, sum.w += x.w;
-        }
+        const float4 sum = cluster_sum4(part + g * Cfg::kThreads + threadIdx.x, splits);
         const float r4[4] = {sum.x, sum.y, sum.z, sum.w};
         store4(g / (TN / 4), g % (TN / 4) * 4, r4);
       }

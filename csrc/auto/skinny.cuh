@@ -482,11 +482,7 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     const int rows = p.M < MT ? int(p.M) : MT;
     for (int g = int(cluster_rank()) + s.cluster * int(threadIdx.x); g < rows * kCols / 4;
          g += s.cluster * 32 * kWarps) {
-      float4 x = load_cluster4(sums + g, 0);
-      for (int r = 1; r < s.cluster; ++r) {
-        const float4 y = load_cluster4(sums + g, unsigned(r));
-        x.x += y.x, x.y += y.y, x.z += y.z, x.w += y.w;
-      }
+      const float4 x = cluster_sum4(sums + g, s.cluster);
       const float x4[4] = {x.x, x.y, x.z, x.w};
       const int m = 4 * g / kCols;
       const int64_t n = n_block + 4 * g % kCols;

@@ -753,7 +753,7 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
 PyObject* py_cluster_blocks(PyObject*, PyObject*) {
   HANDLE_TH_ERRORS
   const auto as_list = [](const gemmtiles::ClusterBlocks& b) {
-    return py_list(std::vector<int64_t>(b.begin(), b.end()), [](int64_t x) { return PyLong_FromLongLong(x); });
+    return py_list(b, [](int64_t x) { return PyLong_FromLongLong(x); });
   };
   PyObject* model = as_list(gemmtiles::kExactModel.cluster_blocks);
   if (!model) return nullptr;
