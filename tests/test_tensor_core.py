@@ -152,7 +152,7 @@ def test_tf32_runs_the_tile_its_model_picks():
 def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
     """x @ W with W row-major (NN): where tf32_b_route (csrc/auto/plan.h) finds it cheaper than
     packing W (by 15% or more in its model on these shapes), one kernel runs and no pack,
-    CUTLASS's that takes B^T into registers or Ampere's (not the kernel that x @ W^T runs),
+    the one that takes B^T into registers or Ampere's (not the kernel that x @ W^T runs),
     and the product is right (C^T's column-major output is C)."""
     a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
     nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
@@ -161,6 +161,23 @@ def test_tf32_reads_an_n_major_b_in_place_where_its_model_says(m, n, k):
     x = torch.randn(2, m, k, device="cuda")
     assert_gemm_close(gemmtiles.sgemm(x, b, tier="tf32"), x, b.expand(2, k, n), precision="tf32")
     bs = torch.randn(2, k, n, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(x, bs, tier="tf32"), x, bs, precision="tf32")
+
+
+@needs("tf32")
+@pytest.mark.parametrize("k", [4, 32, 36, 64, 96, 100, 4100])
+def test_tf32_transposing_kernel_at_every_slice_count(k):
+    """The transposing kernel's mainloop (prefetched_a_mainloop.cuh) copies B^T's next K slice
+    into one of two sets of registers while the slice before runs: one, two, three and many
+    slices of 32 (odd and even counts end in either set; at K = 4100 blocks share tiles'
+    slices, stream-K), a partial last slice, a c with beta, a batch of B's."""
+    m, n = 1024, 1028
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert _C.tf32_route(m, n, k, 1, False, True, sms)[0] == "transposing"
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+    names = _tf32_kernels(a, b, torch.randn(m, n, device="cuda"), 0.5)
+    assert len(names) == 1 and "pack" not in names[0], names
+    x, bs = torch.randn(2, m, k, device="cuda"), torch.randn(2, k, n, device="cuda")
     assert_gemm_close(gemmtiles.sgemm(x, bs, tier="tf32"), x, bs, precision="tf32")
 
 

@@ -4,10 +4,10 @@
 // warpgroups run the MMAs (warp specialisation), clusters of two blocks sharing tiles by TMA
 // multicast. TF32 wgmma reads K-major shared memory only, so the kernel takes K-major A and
 // B (nn.Linear's x @ W^T as it is); tf32 also reads an N-major B (x @ W) in place where that
-// is cheaper, on CUTLASS's kernel that transposes B^T into registers and computes C^T
-// (Tf32TransposedB); other layouts are repacked K-major by the pack pass. An output of up to
-// 128 rows, and x @ W^T where its model finds it faster, runs tf32 as C^T = B^T A^T on tiles
-// narrow along C's rows (Tf32NarrowConfig).
+// is cheaper, on a kernel that computes C^T with B^T as the MMA's A, copied into registers
+// transposed a K slice ahead of its MMAs (Tf32TransposedB); other layouts are repacked
+// K-major by the pack pass. An output of up to 128 rows, and x @ W^T where its model finds it
+// faster, runs tf32 as C^T = B^T A^T on tiles narrow along C's rows (Tf32NarrowConfig).
 //
 //   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
 //   tf32x3  the pack pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi),
@@ -48,6 +48,7 @@
 #include "../core/launch.h"
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
+#include "prefetched_a_mainloop.cuh"
 
 #ifndef GEMMTILES_CUTLASS
 #define GEMMTILES_CUTLASS 0
@@ -106,11 +107,10 @@ enum class Output { kTma, kAnyAlignment };
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
 // A (M x K) is K-major (LayoutA RowMajor), or M-major (ColumnMajor: copied into registers
-// transposed; the narrow kernel's B^T); B (K x N) K-major (LayoutB ColumnMajor: TF32 wgmma
-// reads nothing else from shared memory), or N-major (RowMajor: CUTLASS then swaps A and B and
-// computes C^T, whose N x M column-major output is C's row-major memory; Tf32TransposedB
-// below). The output is column-major (LayoutOut, kSwapped) where the kernel computes C^T: so
-// swapped by CUTLASS, or by the caller (Tf32NarrowConfig).
+// transposed: B^T of an N-major B, PrefetchedA below); B (K x N) K-major (LayoutB ColumnMajor:
+// TF32 wgmma reads nothing else from shared memory). The output is column-major (LayoutOut,
+// kSwapped) where the kernel computes C^T, its operands swapped by the caller (run_swapped):
+// C^T's N x M column-major output is C's row-major memory.
 template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput,
           class LayoutB = cutlass::layout::ColumnMajor,
           class LayoutOut_ = std::conditional_t<std::is_same_v<LayoutB, cutlass::layout::RowMajor>,
@@ -164,35 +164,44 @@ using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::g
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
 
-// tf32 on an N-major B as it is (tf32_b_route in auto/plan.h). Given a K-major A and an
-// N-major B, CUTLASS's builder swaps them: B^T becomes the MMA's A, copied from shared memory
-// into registers transposed (TF32 wgmma reads an MN-major operand from registers only), and
-// the kernel computes C^T = B^T A^T, with M and N swapped for its tiles, clusters and
-// scheduler. Its epilogue writes C^T's N x M column-major, which is C's row-major memory,
-// straight from the accumulators at any alignment (the TMA epilogue wrote wrong values on
-// non-square products in this arrangement, scripts/tf32_configs.cu). 128 x 256 tiles of C^T,
-// clusters of two along its M, stream-K: the fastest of those measured (docs/tensor-cores.md).
-using Tf32TransposedB = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
-                                   cutlass::gemm::StreamKScheduler, Output::kAnyAlignment, cutlass::layout::RowMajor>;
-// CUTLASS sizes (and zeroes) the stream-K workspace from the problem as given, M x N, while
-// its scheduler runs the swapped N x M. On 128 x 256 tiles in clusters of two along the first
-// dimension both count 2 ceil(M / 256) ceil(N / 256) tiles; another tile or cluster would size
-// the workspace for a different grid.
-static_assert(std::is_same_v<Tf32TransposedB::TileShape, cute::Shape<_128, _256, _32>> &&
-                  std::is_same_v<Tf32TransposedB::ClusterShape, cute::Shape<_2, _1, _1>>,
-              "the stream-K workspace of the swapped problem is sized right for this tile and cluster only");
+// Config's kernel on PrefetchedAMainloop (prefetched_a_mainloop.cuh): its M-major A copied
+// into registers a whole K slice ahead of the wgmmas that read it, where CUTLASS's mainloop
+// copies one 8-deep k block ahead. CUTLASS swaps nothing where A is the M-major operand and B
+// the K-major one (the callers swap: run_swapped). Stream-K, as every kernel of C^T here.
+template <class Config>
+struct PrefetchedA : Config {
+  using Mainloop = PrefetchedAMainloop<typename Config::BuiltMainloop>;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop,
+                                                          typename Config::Epilogue, cutlass::gemm::StreamKScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+};
+
+// tf32 on an N-major B as it is (tf32_b_route in auto/plan.h): C^T = B^T A^T, B^T the MMA's
+// A, M-major, copied from shared memory into registers transposed (TF32 wgmma reads an
+// MN-major operand from registers only), A^T its B, K-major; 128 x 256 tiles of C^T, clusters
+// of two along its M (C's N), stream-K. Its epilogue writes C^T's N x M column-major, which is
+// C's row-major memory, straight from the accumulators at any alignment: through TMA (C^T's
+// columns 16-byte aligned) the same kernel took 1.08-1.12x as long on products of 2048 rows
+// and more. The fastest of the configurations measured (docs/tensor-cores.md).
+using Tf32TransposedB = PrefetchedA<Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
+                                               cutlass::gemm::StreamKScheduler, Output::kAnyAlignment,
+                                               cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor,
+                                               cutlass::layout::ColumnMajor>>;
 
 // tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
 // auto/plan.h): the kernel computes C^T = B^T A^T on Tile (128 rows of C^T, the columns of C,
 // by the narrow width), B^T the MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major
 // (ColumnMajor: x @ W, transposed into registers), A^T its B, K-major; C^T's column-major
 // output is C's rows, written from the accumulators at any alignment. One block a tile (no cluster: the narrow side is one tile),
-// stream-K. Given as it is (the swap is run_tf32_narrow_as's), CUTLASS swaps nothing, so its
-// stream-K workspace is sized for the grid it runs.
+// stream-K, B^T M-major on PrefetchedA's mainloop. Given as it is (the swap is run_swapped's),
+// CUTLASS swaps nothing, so its stream-K workspace is sized for the grid it runs.
 template <class Tile, class LayoutA>
-using Tf32NarrowConfig =
+using Tf32NarrowBase =
     Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
                Output::kAnyAlignment, cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor, LayoutA>;
+template <class Tile, class LayoutA>
+using Tf32NarrowConfig = std::conditional_t<std::is_same_v<LayoutA, cutlass::layout::ColumnMajor>,
+                                            PrefetchedA<Tf32NarrowBase<Tile, LayoutA>>, Tf32NarrowBase<Tile, LayoutA>>;
 static_assert(std::size(kTf32NarrowTiles) == 3 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 32 &&
                   kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 64 && kTf32NarrowTiles[2].m == 128 &&
                   kTf32NarrowTiles[2].n == 128,
@@ -309,17 +318,23 @@ void run_tf32(const Aligned& g) {
 }
 void run_tf32x3(const Aligned& g) { run_gemm<Tf32x3Tile>(g); }
 
-// g (one product) as C^T = B^T A^T on the narrow kernel's tile 128 x kWidth (tf32_narrow):
-// B^T (N x K) the MMA's A, A^T (K x M) its B, the output's rows its columns (Tf32NarrowConfig).
-template <class LayoutA, int kWidth>
-void run_tf32_narrow_as(const Aligned& g) {
-  TORCH_INTERNAL_ASSERT(g.batch == 1, "gemmtiles::tf32: the narrow kernel runs one product");
+// g as C^T = B^T A^T on Config (a kernel of C^T, column-major output): B^T (N x K) the MMA's
+// A, A^T (K x M) its B, the output's rows its columns, batch for batch.
+template <class Config>
+void run_swapped(const Aligned& g) {
   Aligned s = g;
   s.M = g.N;
   s.N = g.M;
   s.a = {g.b.ptr, g.b.cs, g.b.rs, g.b.bs};  // (n, k) = B's (k, n)
   s.b = {g.a.ptr, g.a.cs, g.a.rs, g.a.bs};  // (k, m) = A's (m, k)
-  run_gemm<Tf32NarrowConfig<cute::Shape<_128, cute::Int<kWidth>, _32>, LayoutA>>(s);
+  run_gemm<Config>(s);
+}
+
+// g (one product) on the narrow kernel's tile 128 x kWidth (tf32_narrow).
+template <class LayoutA, int kWidth>
+void run_tf32_narrow_as(const Aligned& g) {
+  TORCH_INTERNAL_ASSERT(g.batch == 1, "gemmtiles::tf32: the narrow kernel runs one product");
+  run_swapped<Tf32NarrowConfig<cute::Shape<_128, cute::Int<kWidth>, _32>, LayoutA>>(g);
 }
 
 // The narrow kernel of tile t for B K-major (x @ W^T) or N-major (x @ W: 64 or 128 wide only,
@@ -574,7 +589,7 @@ View c_view(const GemmProblem& p) { return {p.c, p.c_rs, p.c_cs, p.c_bs}; }
 // left N-major (transposed_b), the kernel that transposes it in registers.
 void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, const TensorCoreTile* narrow) {
   if (narrow) return run_with_output(g, c_view(p), p, tf32_narrow_kernel(*narrow, g.b.rs == 1), false);
-  if (transposed_b) return run_with_output(g, c_view(p), p, run_gemm<Tf32TransposedB>, false);
+  if (transposed_b) return run_with_output(g, c_view(p), p, run_swapped<Tf32TransposedB>, false);
   if (tma_writable_out(p)) return run_with_output(g, c_view(p), p, run_tf32<Output::kTma>, true);
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
 }
