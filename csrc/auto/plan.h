@@ -507,14 +507,18 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
   return {&kTf32Tiles[0], large};
 }
 
-// tf32 on an N-major B (NN: x @ W, W row-major) without packing it: CUTLASS's kernel that
-// takes B^T as the MMA's A operand, transposed from shared memory into registers, and so
-// computes C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N),
-// stream-K. Its k step costs kTf32TransposedStep of the K-major kernel's (the mean over the
-// large products of docs/tensor-cores.md's configuration table, scripts/tf32_configs.cu). It
-// runs where that costs less than packing B K-major first (a launch, and B read and written:
-// 8 bytes an element, at the shipped model's bandwidth and k step): products of few rows,
-// against a large B, most of all, and small products, where the pack's launch is most of it.
+// tf32 on an N-major B (NN: x @ W, W row-major) without packing it: the kernel that takes
+// B^T as the MMA's A operand, transposed from shared memory into registers, and so computes
+// C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N), stream-K.
+// Its k step costs kTf32TransposedStep of the K-major kernel's: the mean over the large
+// products of docs/tensor-cores.md's configuration table (scripts/tf32_configs.cu) on
+// CUTLASS's register-A mainloop. The kernel's own mainloop (prefetched_a_mainloop.cuh) runs
+// its k steps at 1.00-1.07x the K-major kernel's (docs/tensor-cores.md), which the factor
+// does not take yet: the model packs B, or picks Ampere's kernel, on some products that the
+// transposing kernel runs faster. It runs where that costs less than packing B K-major
+// first (a launch, and B read and written: 8 bytes an element, at the shipped model's
+// bandwidth and k step): products of few rows, against a large B, most of all, and small
+// products, where the pack's launch is most of it.
 inline constexpr double kTf32TransposedStep = 1.14;
 // The pack pass's launch: about the GPU time of a pass over a few elements on the H100, and
 // the fitted model's tf32x3 launch over tf32's (which it adds a pack launch to).
