@@ -19,23 +19,21 @@ namespace gemmtiles {
 
 template <class Base>
 struct PrefetchedAMainloop : Base {
-  using typename Base::MainloopPipeline;
-  using typename Base::Params;
-  using typename Base::PipelineState;
-  using typename Base::SmemLayoutA;
-  using typename Base::SmemLayoutB;
-  using typename Base::TensorStorage;
-  using typename Base::TiledMma;
+  using MainloopPipeline = typename Base::MainloopPipeline;
+  using PipelineState = typename Base::PipelineState;
+  using TiledMma = typename Base::TiledMma;
   static_assert(!Base::SwapAB && !Base::TransposeB,
                 "the caller swaps: A is the M-major operand, B K-major, as shared memory holds them");
 
   template <class FrgTensorC>
   CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
-                          int k_tile_count, int thread_idx, TensorStorage& shared_tensors, Params const&) {
+                          int k_tile_count, int thread_idx, typename Base::TensorStorage& shared_tensors,
+                          typename Base::Params const&) {
     using namespace cute;
+    // (BLK_M,BLK_K,PIPE) and (BLK_N,BLK_K,PIPE)
     Tensor sA = as_position_independent_swizzle_tensor(
-        make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{}));  // (BLK_M,BLK_K,PIPE)
-    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
+        make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), typename Base::SmemLayoutA{}));
+    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), typename Base::SmemLayoutB{});
     constexpr int kWarpGroups = size(TiledMma{}) / cutlass::NumThreadsPerWarpGroup;
     const Layout warp_groups = make_layout(Int<kWarpGroups>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
     const int warp_group = __shfl_sync(0xFFFFFFFF, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
