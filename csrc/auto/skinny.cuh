@@ -467,15 +467,17 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     }
   }
   __syncthreads();
+  // Output i's sums over the block's warps, in warp order: they lie at i + q MT kCols.
+  const auto warp_sum = [&](int i) {
+    float x = red[i];
+#pragma unroll
+    for (int q = 1; q < kWarps; ++q) x += red[q * MT * kCols + i];
+    return x;
+  };
   if (s.cluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // In place: output i's warp sums lie at i + q MT kCols, which no other output's thread reads.
-    for (int i = threadIdx.x; i < MT * kCols; i += 32 * kWarps) {
-      float x = red[i];
-#pragma unroll
-      for (int q = 1; q < kWarps; ++q) x += red[q * MT * kCols + i];
-      red[i] = x;
-    }
+    // In place: no other output's thread reads output i's warp sums.
+    for (int i = threadIdx.x; i < MT * kCols; i += 32 * kWarps) red[i] = warp_sum(i);
     cluster_sync();
     // Float4 groups of four outputs of one row (kCols is a multiple of 4): group g by rank g % cluster.
     const float4* const sums = reinterpret_cast<const float4*>(red);
@@ -500,9 +502,7 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     const int m = i / kCols;
     const int64_t n = n_block + i % kCols;
     if (m >= p.M || n >= p.N) continue;
-    float x = red[i];
-#pragma unroll
-    for (int q = 1; q < kWarps; ++q) x += red[q * MT * kCols + i];
+    const float x = warp_sum(i);
     if (s.ws) {
       s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
     } else {
