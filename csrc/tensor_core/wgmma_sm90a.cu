@@ -107,15 +107,12 @@ enum class Output { kTma, kAnyAlignment };
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
 // A (M x K) is K-major (LayoutA RowMajor), or M-major (ColumnMajor: copied into registers
-// transposed: B^T of an N-major B, PrefetchedA below); B (K x N) K-major (LayoutB ColumnMajor:
-// TF32 wgmma reads nothing else from shared memory). The output is column-major (LayoutOut,
+// transposed: B^T of an N-major B, PrefetchedA below); B (K x N) K-major (ColumnMajor: TF32
+// wgmma reads nothing else from shared memory). The output is column-major (LayoutOut,
 // kSwapped) where the kernel computes C^T, its operands swapped by the caller (run_swapped):
 // C^T's N x M column-major output is C's row-major memory.
 template <class Tile, class Cluster, Accumulation kAccumulation_, class Scheduler, Output kOutput,
-          class LayoutB = cutlass::layout::ColumnMajor,
-          class LayoutOut_ = std::conditional_t<std::is_same_v<LayoutB, cutlass::layout::RowMajor>,
-                                                cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>,
-          class LayoutA = cutlass::layout::RowMajor>
+          class LayoutOut_ = cutlass::layout::RowMajor, class LayoutA = cutlass::layout::RowMajor>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
   using LayoutOut = LayoutOut_;
@@ -132,7 +129,7 @@ struct Tf32Config {
                          cutlass::epilogue::NoSmemWarpSpecialized>>::CollectiveOp;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
-      float, LayoutA, 4, float, LayoutB, 4, float,
+      float, LayoutA, 4, float, cutlass::layout::ColumnMajor, 4, float,
       TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
@@ -185,8 +182,7 @@ struct PrefetchedA : Config {
 // and more. The fastest of the configurations measured (docs/tensor-cores.md).
 using Tf32TransposedB = PrefetchedA<Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
                                                cutlass::gemm::StreamKScheduler, Output::kAnyAlignment,
-                                               cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor,
-                                               cutlass::layout::ColumnMajor>>;
+                                               cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor>>;
 
 // tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
 // auto/plan.h): the kernel computes C^T = B^T A^T on Tile (128 rows of C^T, the columns of C,
@@ -198,7 +194,7 @@ using Tf32TransposedB = PrefetchedA<Tf32Config<Tile128x256, cute::Shape<_2, _1, 
 template <class Tile, class LayoutA>
 using Tf32NarrowBase =
     Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
-               Output::kAnyAlignment, cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor, LayoutA>;
+               Output::kAnyAlignment, cutlass::layout::ColumnMajor, LayoutA>;
 template <class Tile, class LayoutA>
 using Tf32NarrowConfig = std::conditional_t<std::is_same_v<LayoutA, cutlass::layout::ColumnMajor>,
                                             PrefetchedA<Tf32NarrowBase<Tile, LayoutA>>, Tf32NarrowBase<Tile, LayoutA>>;
