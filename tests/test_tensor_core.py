@@ -276,14 +276,21 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
 
 
 @needs("tf32")
-def test_tf32_packs_an_n_major_b_where_its_model_says():
-    """At 8192^3 packing W K-major costs less than the transposing kernel's slower k steps:
-    the pack, then the kernel that x @ W^T runs."""
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("the counts are an H100 SXM's (132 SMs)")
-    a, b = torch.randn(8192, 8192, device="cuda"), torch.randn(8192, 8192, device="cuda")
+@pytest.mark.parametrize("m,n,k", [(8192, 8192, 8192), (65536, 1024, 1024)])
+def test_tf32_packs_an_n_major_b_where_its_model_says(m, n, k):
+    """x @ W of many rows: the kernel that transposes W^T into registers, or where its model
+    finds packing W K-major cheaper than its slower k steps (a tall product against a small
+    W), the pack, then the kernel that x @ W^T runs."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
     nn, nt = _tf32_kernels(a, b), _tf32_kernels(a, b.t().contiguous().t())
-    assert len(nn) == 2 and nn[1:] == nt and "pack" in nn[0], (nn, nt)
+    route = _C.tf32_route(m, n, k, 1, False, True, sms)
+    if sms == 132:  # an H100 SXM's counts
+        assert route[0] == ("transposing" if m == 8192 else "own"), route
+    if route[3]:
+        assert len(nn) == 1 and "PrefetchedAMainloop" in nn[0] and nn != nt, (nn, nt)
+    else:
+        assert len(nn) == 2 and nn[1:] == nt and "pack" in nn[0], (nn, nt)
 
 
 @needs("tf32x3")

@@ -510,16 +510,22 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
 // tf32 on an N-major B (NN: x @ W, W row-major) without packing it: the kernel that takes
 // B^T as the MMA's A operand, transposed from shared memory into registers, and so computes
 // C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N), stream-K.
-// Its k step costs kTf32TransposedStep of the K-major kernel's: the mean over the large
-// products of docs/tensor-cores.md's configuration table (scripts/tf32_configs.cu) on
-// CUTLASS's register-A mainloop. The kernel's own mainloop (prefetched_a_mainloop.cuh) runs
-// its k steps at 1.00-1.07x the K-major kernel's (docs/tensor-cores.md), which the factor
-// does not take yet: the model packs B, or picks Ampere's kernel, on some products that the
-// transposing kernel runs faster. It runs where that costs less than packing B K-major
-// first (a launch, and B read and written: 8 bytes an element, at the shipped model's
-// bandwidth and k step): products of few rows, against a large B, most of all, and small
-// products, where the pack's launch is most of it.
-inline constexpr double kTf32TransposedStep = 1.14;
+// Its k step costs kTf32TransposedStep of the K-major kernel's: the median, over 15 products
+// of 468-8192 rows (six fixed, nine drawn with a training seed; H200), of the two kernels'
+// time ratio, each over its own k steps, on the kernel's own mainloop
+// (prefetched_a_mainloop.cuh; docs/tensor-cores.md). It runs where that costs less than
+// packing B K-major first (a launch, and B read and written: 8 bytes an element, at the
+// shipped model's bandwidth and k step): products of few rows against a large B, most of all,
+// and small products, where the pack's launch is most of it; a tall product against a small B
+// packs it, where the slower steps outweigh the pack's bytes.
+inline constexpr double kTf32TransposedStep = 1.04;
+// The narrow kernel's N-major tiles (tf32_narrow) transpose a 128 x 32 slice of B^T into
+// registers for as few as 64 columns of A^T: their k steps cost kTf32NarrowTransposedStep of
+// the K-major tiles' (the mean over the configuration table's large products on CUTLASS's
+// register-A mainloop, H100; these tiles gained little from the prefetched one). Weighed so
+// against Ampere's kernel, x @ W of 1-127 rows ran on the faster of the two, or within 3% of
+// it, on 27 of the training seed's 30 products (docs/tensor-cores.md).
+inline constexpr double kTf32NarrowTransposedStep = 1.14;
 // The pack pass's launch: about the GPU time of a pass over a few elements on the H100, and
 // the fitted model's tf32x3 launch over tf32's (which it adds a pack launch to).
 inline constexpr double kPackLaunchUs = 2.0;
@@ -555,7 +561,7 @@ inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bo
   };
   if (!b_kmajor) {
     const TensorCoreTile& t = M <= 64 ? kTf32NarrowTiles[1] : kTf32NarrowTiles[2];
-    return {&t, kTf32TransposedStep * steps(t)};
+    return {&t, kTf32NarrowTransposedStep * steps(t)};
   }
   Tf32Narrow best;
   for (const TensorCoreTile& t : kTf32NarrowTiles) {
@@ -616,6 +622,13 @@ struct Tf32BRoute {
   // fields above are the route it stands in for, where its launch cannot take the operands.
   int64_t ampere_splits = 0;
 };
+// What a byte of B weighs in the read of it on `r`: where a wgmma kernel transposes an N-major
+// B^T into registers, its kernel's transposition factor (its loads wait on the transposition as
+// its k steps do); elsewhere 1.
+inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor) {
+  if (b_kmajor || !r.b_as_it_is || r.ampere_splits > 0) return 1.0;
+  return r.narrow ? kTf32NarrowTransposedStep : kTf32TransposedStep;
+}
 inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                      int64_t sms) {
   const bool b_readable = b_vec && K % 4 == 0 && (b_kmajor || N % 4 == 0);
@@ -638,8 +651,8 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
 // The route above, or Ampere's kernel where B is N-major and the wgmma kernels read it as it
 // lies (one product; `ampere`: the build has CUTLASS's kernels and they take the problem), and
 // its time is under kTf32AmpereMargin of theirs: the larger of the k steps and the read of the
-// operands, each at the model's rate (B's bytes weighed at kTf32TransposedStep where the wgmma
-// kernel transposes B^T into registers, as tensor_core_work does). The margin: Ampere's k steps
+// operands, each at the model's rate (B's bytes weighed by the wgmma kernel's transposition,
+// tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps
 // are priced from whole waves of one large product, and near a tie the wgmma kernels, whose
 // math is the faster, stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
@@ -652,7 +665,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
     return std::max(k_steps * m.wave_k_us, 4.0 * (double(M) + b_weight * double(N)) * double(K) / m.bytes_per_us);
   };
   const Tf32Ampere a = tf32_ampere(M, N, K, sms);
-  if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, kTf32TransposedStep)) {
+  if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, tf32_b_weight(route, false))) {
     route.ampere_splits = a.splits;
     route.k_steps = a.k_steps;
   }
@@ -672,8 +685,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 struct TensorCoreWork {
   double k_steps, bytes;
   // The operands as the kernel reads them: A and B once (tf32x3: two parts), B's bytes weighed
-  // at kTf32TransposedStep where the kernel transposes B^T into registers (an N-major B read as
-  // it is), whose loads of B wait on that transposition as its k steps do.
+  // by the wgmma kernel's transposition where it transposes B^T into registers (tf32_b_weight).
   double read_bytes;
 };
 inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math,
@@ -683,12 +695,13 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   // tf32x3's clusters run along M.
   const int64_t x3_tiles = batch * cluster_tiles(M, N, kTf32Tiles[0]).along_m;
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
-  bool b_inplace = false, b_in_registers = false;  // B read as it lies; N-major so, transposed into registers
+  bool b_inplace = false;  // B read as it lies
+  double b_weight = 1.0;
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere);
     k_steps = route.k_steps;
     b_inplace = route.b_as_it_is;
-    b_in_registers = route.b_as_it_is && !b_kmajor && route.ampere_splits == 0;
+    b_weight = tf32_b_weight(route, b_kmajor);
   }
   const bool a_inplace = a_kmajor && a_vec && K % 4 == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
@@ -697,8 +710,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (x3 && N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);
   bytes += 4.0 * double(M) * double(N) * double(batch);  // the output, written once
-  const double read_bytes = (x3 ? 8.0 : 4.0) * (double(M) + (b_in_registers ? kTf32TransposedStep : 1.0) * double(N)) *
-                            double(K) * double(batch);
+  const double read_bytes = (x3 ? 8.0 : 4.0) * (double(M) + b_weight * double(N)) * double(K) * double(batch);
   return {k_steps, bytes, read_bytes};
 }
 
