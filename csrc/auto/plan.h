@@ -652,9 +652,8 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
 // lies (one product; `ampere`: the build has CUTLASS's kernels and they take the problem), and
 // its time is under kTf32AmpereMargin of theirs: the larger of the k steps and the read of the
 // operands, each at the model's rate (B's bytes weighed by the wgmma kernel's transposition,
-// tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps
-// are priced from whole waves of one large product, and near a tie the wgmma kernels, whose
-// math is the faster, stay.
+// tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps are priced from whole
+// waves of one large product, and near a tie the wgmma kernels, whose math is the faster, stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms, bool ampere) {
