@@ -511,13 +511,13 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
 // B^T as the MMA's A operand, transposed from shared memory into registers, and so computes
 // C^T (M and N swapped) on 128 x 256 tiles, clusters of two along its M (our N), stream-K.
 // Its k step costs kTf32TransposedStep of the K-major kernel's: the median, over 15 products
-// of 468-8192 rows (six fixed, nine drawn with a training seed; H200), of the two kernels'
-// time ratio, each over its own k steps, on the kernel's own mainloop
-// (prefetched_a_mainloop.cuh; docs/tensor-cores.md). It runs where that costs less than
-// packing B K-major first (a launch, and B read and written: 8 bytes an element, at the
-// shipped model's bandwidth and k step): products of few rows against a large B, most of all,
-// and small products, where the pack's launch is most of it; a tall product against a small B
-// packs it, where the slower steps outweigh the pack's bytes.
+// of 468-8192 rows (six fixed, nine drawn with a training seed; H200; those whose x @ W^T runs
+// tf32's own tiles), of the two kernels' time ratio, each over its own k steps, on the
+// kernel's own mainloop (prefetched_a_mainloop.cuh; docs/tensor-cores.md). It runs where that
+// costs less than packing B K-major first (a launch, and B read and written: 8 bytes an
+// element, at the shipped model's bandwidth and k step): products of few rows against a large
+// B, most of all, and small products, where the pack's launch is most of it; a tall product
+// against a small B packs it, where the slower steps outweigh the pack's bytes.
 inline constexpr double kTf32TransposedStep = 1.04;
 // The narrow kernel's N-major tiles (tf32_narrow) transpose a 128 x 32 slice of B^T into
 // registers for as few as 64 columns of A^T: their k steps cost kTf32NarrowTransposedStep of
