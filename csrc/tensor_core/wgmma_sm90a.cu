@@ -78,9 +78,20 @@ using PromotedMainloop = cutlass::gemm::collective::CollectiveMma<
 // 64 columns at a time (tf32x3; chunked_promotion.cuh).
 enum class Accumulation { kTensorCore, kPromoted };
 
-template <Accumulation kAccumulation, class Built>
-struct SelectMainloop {
+// The mainloop of an accumulation on `Built` (CUTLASS's, for that tile and those stages), A
+// read from shared memory (kRegisterA false: K-major) or copied into registers transposed
+// (true: M-major): CUTLASS's own for tf32 on a K-major A; PrefetchedAMainloop on an M-major one
+// (prefetched_a_mainloop.cuh: a whole K slice ahead of the wgmmas that read it, where CUTLASS's
+// copies one 8-deep k block ahead); tf32x3's chunked promotion, on a K-major A only.
+template <Accumulation kAccumulation, class Built, bool kRegisterA>
+struct SelectMainloop;
+template <class Built>
+struct SelectMainloop<Accumulation::kTensorCore, Built, false> {
   using type = Built;
+};
+template <class Built>
+struct SelectMainloop<Accumulation::kTensorCore, Built, true> {
+  using type = PrefetchedAMainloop<Built>;
 };
 // Two consumer warpgroups along M, each on 64 x 64 wgmma atoms.
 using Chunk64Mma = decltype(cute::make_tiled_mma(
@@ -89,7 +100,7 @@ using Chunk64Mma = decltype(cute::make_tiled_mma(
                                cute::GMMA::Major::K>(),
     cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}));
 template <class Built>
-struct SelectMainloop<Accumulation::kPromoted, Built> {
+struct SelectMainloop<Accumulation::kPromoted, Built, false> {
   static_assert(cute::size<0>(typename Built::TileShape{}) == 128,
                 "Chunk64Mma tiles 128 rows: two warpgroups of 64");
   using type = ChunkedPromotionMainloop<PromotedMainloop<Built, Chunk64Mma>>;
@@ -107,7 +118,7 @@ enum class Output { kTma, kAnyAlignment };
 // multicast, two consumer warpgroups per tile (cooperative), as many pipeline stages as
 // shared memory holds beside the epilogue, and one of CUTLASS's persistent tile Schedulers.
 // A (M x K) is K-major (LayoutA RowMajor), or M-major (ColumnMajor: copied into registers
-// transposed: B^T of an N-major B, PrefetchedA below); B (K x N) K-major (ColumnMajor: TF32
+// transposed: B^T of an N-major B, on PrefetchedAMainloop); B (K x N) K-major (ColumnMajor: TF32
 // wgmma reads nothing else from shared memory). The output is column-major (LayoutOut,
 // kSwapped) where the kernel computes C^T, its operands swapped by the caller (run_swapped):
 // C^T's N x M column-major output is C's row-major memory.
@@ -134,7 +145,8 @@ struct Tf32Config {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Mainloop = typename SelectMainloop<kAccumulation_, BuiltMainloop>::type;
+  using Mainloop =
+      typename SelectMainloop<kAccumulation_, BuiltMainloop, std::is_same_v<LayoutA, cutlass::layout::ColumnMajor>>::type;
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
                                                           Mainloop, Epilogue, Scheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
@@ -161,18 +173,6 @@ using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::g
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
 
-// Config's kernel on PrefetchedAMainloop (prefetched_a_mainloop.cuh): its M-major A copied
-// into registers a whole K slice ahead of the wgmmas that read it, where CUTLASS's mainloop
-// copies one 8-deep k block ahead. CUTLASS swaps nothing where A is the M-major operand and B
-// the K-major one (the callers swap: run_swapped). Stream-K, as every kernel of C^T here.
-template <class Config>
-struct PrefetchedA : Config {
-  using Mainloop = PrefetchedAMainloop<typename Config::BuiltMainloop>;
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop,
-                                                          typename Config::Epilogue, cutlass::gemm::StreamKScheduler>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
-};
-
 // tf32 on an N-major B as it is (tf32_b_route in auto/plan.h): C^T = B^T A^T, B^T the MMA's
 // A, M-major, copied from shared memory into registers transposed (TF32 wgmma reads an
 // MN-major operand from registers only), A^T its B, K-major; 128 x 256 tiles of C^T, clusters
@@ -180,24 +180,21 @@ struct PrefetchedA : Config {
 // C's row-major memory, straight from the accumulators at any alignment: through TMA (C^T's
 // columns 16-byte aligned) the same kernel took 1.08-1.12x as long on products of 2048 rows
 // and more. The fastest of the configurations measured (docs/tensor-cores.md).
-using Tf32TransposedB = PrefetchedA<Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
-                                               cutlass::gemm::StreamKScheduler, Output::kAnyAlignment,
-                                               cutlass::layout::ColumnMajor, cutlass::layout::ColumnMajor>>;
+using Tf32TransposedB = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
+                                   cutlass::gemm::StreamKScheduler, Output::kAnyAlignment, cutlass::layout::ColumnMajor,
+                                   cutlass::layout::ColumnMajor>;
 
 // tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
 // auto/plan.h): the kernel computes C^T = B^T A^T on Tile (128 rows of C^T, the columns of C,
 // by the narrow width), B^T the MMA's A, K-major (LayoutA RowMajor: x @ W^T) or M-major
 // (ColumnMajor: x @ W, transposed into registers), A^T its B, K-major; C^T's column-major
 // output is C's rows, written from the accumulators at any alignment. One block a tile (no cluster: the narrow side is one tile),
-// stream-K, B^T M-major on PrefetchedA's mainloop. Given as it is (the swap is run_swapped's),
+// stream-K, B^T M-major on PrefetchedAMainloop. Given as it is (the swap is run_swapped's),
 // CUTLASS swaps nothing, so its stream-K workspace is sized for the grid it runs.
 template <class Tile, class LayoutA>
-using Tf32NarrowBase =
+using Tf32NarrowConfig =
     Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
                Output::kAnyAlignment, cutlass::layout::ColumnMajor, LayoutA>;
-template <class Tile, class LayoutA>
-using Tf32NarrowConfig = std::conditional_t<std::is_same_v<LayoutA, cutlass::layout::ColumnMajor>,
-                                            PrefetchedA<Tf32NarrowBase<Tile, LayoutA>>, Tf32NarrowBase<Tile, LayoutA>>;
 static_assert(std::size(kTf32NarrowTiles) == 3 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 32 &&
                   kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 64 && kTf32NarrowTiles[2].m == 128 &&
                   kTf32NarrowTiles[2].n == 128,
