@@ -187,8 +187,8 @@ def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
     """Up to 128 rows (tf32_narrow, csrc/auto/plan.h) tf32 computes C^T on the narrow kernel:
     one launch, B as it is. For an N-major B (NN) one tile up to 64 rows and a wider one past
     them; for a K-major one (NT) the tile of fewest k steps, here one from 1 row to 128 (and
-    to 256 on an H100 SXM's 132 SMs). tf32's own kernel at 4096 rows. A B it cannot read (K
-    off a multiple of 4) is packed K-major and runs the narrow kernel too. Right on odd rows
+    to 256 on an H100 SXM's 132 SMs). tf32's own kernel at 4096 rows. A B it cannot read (rows
+    off 16 bytes: W^T's of K = 511) is packed K-major and runs the narrow kernel too. Right on odd rows
     and columns, with alpha, beta and C, and for a batch sharing B."""
     k = 512
 
@@ -213,10 +213,14 @@ def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # an H100 SXM's tile counts
         assert (kernels[256] == kernels[1]) == (layout == "NT"), kernels
     assert not any(name in names for name in kernels[4096] for names in narrow), kernels
-    # K = 511: A and B packed (K padded to 512), then the narrow kernel of a K-major B.
+    # K = 511: A's rows, of 511 floats, are packed (K padded to 512). W^T's are too (NT), then
+    # the narrow kernel of a K-major B runs; W's rows, of 1024 floats, are read in place (NN).
     packed = _tf32_kernels(torch.randn(64, 511, device="cuda"), weight(1024, 511))
-    kmajor = _tf32_kernels(torch.randn(64, k, device="cuda"), torch.randn(1024, k, device="cuda").t())
-    assert len(packed) == 3 and packed[2] == kmajor[0], (packed, kmajor)
+    if layout == "NT":
+        kmajor = _tf32_kernels(torch.randn(64, k, device="cuda"), torch.randn(1024, k, device="cuda").t())
+        assert len(packed) == 3 and packed[2] == kmajor[0], (packed, kmajor)
+    else:
+        assert len(packed) == 2 and packed[1] == kernels[64][0], (packed, kernels[64])
     for m in (1, 3, 17, 64, 65, 127, 128, 300):
         for n, kk in ((1024, k), (1001, k) if layout == "NT" else (1004, k), (1001, 509)):
             a, b = torch.randn(m, kk, device="cuda"), weight(n, kk)
@@ -273,6 +277,38 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
     assert not any(_is_ampere(x) for x in _tf32_kernels(a, w, _unaligned_zeros(32, n).fill_(1.0), 1.0))
     assert not any(_is_ampere(x) for x in _tf32_kernels(a, w.t().contiguous().t()))
     assert not any(_is_ampere(x) for x in _tf32_kernels(torch.randn(2048, 2048, device="cuda"), w[:, :2048]))
+
+
+@needs("tf32")
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 31, 33, 63, 509, 1001, 4097])
+def test_tf32_reads_aligned_lines_in_place_at_any_k(k):
+    """TMA needs an operand's lines 16-byte aligned, not its extent along them: K off a multiple
+    of 4 packs only an operand whose lines it leaves unaligned (A of K floats a row, past one
+    row), and reads a row-major W (x @ W, N a multiple of 4) or slices of wider rows where they
+    lie, the last K slice filled with zeros past K. Up to 128 rows W is read in place (the
+    narrow kernel); past them, on the route its model reports (_C.tf32_route); right with
+    alpha, beta and c, and for batches."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    n, ld = 1028, (k + 3) // 4 * 4 + 4
+    for m in (1, 37, 128, 129, 600):
+        a, w = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+        c = torch.randn(m, n, device="cuda")
+        route = _C.tf32_route(m, n, k, 1, False, True, sms)
+        assert route[0] != "ampere" and (route[3] or m > 128), (m, route)
+        names = _tf32_kernels(a, w, c, -0.5)
+        assert len(names) == 1 + (m > 1) + (not route[3]), (m, route, names)
+        assert (m > 1) <= ("pack" in names[0]), names
+        # Slices of wider rows: A and W^T (K-major) read in place, one kernel.
+        sa = torch.randn(m, ld, device="cuda")[:, :k]
+        sw = torch.randn(n, ld, device="cuda")[:, :k].t()
+        names = _tf32_kernels(sa, sw)
+        assert len(names) == 1 and "pack" not in names[0], (m, names)
+        out = gemmtiles.sgemm(sa, sw, tier="tf32", c=c, alpha=0.5, beta=2.0)
+        assert_gemm_close(out, sa, sw, c, 0.5, 2.0, precision="tf32")
+    x, ws = torch.randn(3, 200, k, device="cuda"), torch.randn(3, k, n, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(x, ws, tier="tf32"), x, ws, precision="tf32")
+    x, w = torch.randn(3, 40, k, device="cuda"), torch.randn(k, n, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(x, w, tier="tf32"), x, w.expand(3, k, n), precision="tf32")
 
 
 @needs("tf32")

@@ -72,20 +72,22 @@ def test_with_cutlass_the_exact_side_is_the_exact_plans_estimate():
     for _ in range(400):
         m, n, k = (int(2 ** rng.uniform(0, 13)), int(2 ** rng.uniform(7, 14)), int(2 ** rng.uniform(7, 14)))
         layout = rng.choice(["NN", "NT", "TN"])
+        # Contiguous operands: their lines 16-byte aligned where they hold whole float4s.
         a_k, b_k = layout[0] == "N", layout[1] == "T"
-        exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, 132, True))
+        a_vec, b_vec = (k if a_k else m) % 4 == 0, (k if b_k else n) % 4 == 0
+        exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, 132, a_vec))
         x = tcm.sample(m, n, k, 1, layout, False, {})
         tc = tcm.tensor_core_us(x, "tf32", params, 132)
-        _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", a_k, True, b_k, True, 132, True)
+        _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", a_k, a_vec, b_k, b_vec, 132, True)
         floor = params["launch_us"] + (read + by) / params["bytes_per_us"]
-        plan = _C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True, tensor_cores="tf32")
+        plan = _C.auto_plan(m, n, k, 1, b_k, b_vec, 132, a_k, "", a_vec, True, tensor_cores="tf32")
         if plan.kernel == "tf32":
             chosen += 1
         t = max(tcm.MARGIN * tc, floor)
         if abs(t / exact - 1) > 1e-6:  # not on the line itself
             assert (plan.kernel == "tf32") == (t < exact) == tcm.pays(x, "tf32", params, 132, exact), (m, n, k, layout)
         if plan.kernel != "tf32":
-            assert tuple(plan) == tuple(_C.auto_plan(m, n, k, 1, b_k, True, 132, a_k, "", True, True))
+            assert tuple(plan) == tuple(_C.auto_plan(m, n, k, 1, b_k, b_vec, 132, a_k, "", a_vec, True))
     assert 0 < chosen < 400
 
 
@@ -227,12 +229,15 @@ def test_tf32_route_is_what_its_model_prices():
                                                                                    sms, True)
         assert own_n in (128, 256) and (kernel != "own" or (tile_m, tile_n) == (128, own_n))
         kernels.add(kernel)
-        readable = b_vec and k % 4 == 0 and (b_kmajor or n % 4 == 0)
+        # b_vec: B's lines 16-byte aligned, whatever K (TMA fills the last K slice with zeros).
+        readable = b_vec and (b_kmajor or n % 4 == 0)
         k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms, True)
         assert k_steps_w == pytest.approx(k_steps)
-        a_pack = 0 if k % 4 == 0 else 8 * m * k * batch
         b_pack = 0 if b_in_place else 8 * k * n * batch
-        assert by == pytest.approx(a_pack + b_pack + 4 * m * n * batch)
+        assert by == pytest.approx(b_pack + 4 * m * n * batch)
+        # A K-major A of unaligned lines is packed.
+        _, by_a, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, False, b_kmajor, b_vec, sms, True)
+        assert by_a == pytest.approx(by + 8 * m * k * batch)
         assert b_in_place <= readable and (b_in_place or not (readable and b_kmajor))
         assert (splits > 0) == (kernel == "ampere")
         # Without Ampere's kernel (a build without it, or where its launch cannot take the
@@ -241,8 +246,8 @@ def test_tf32_route_is_what_its_model_prices():
         assert base[0] != "ampere" and base[3] == b_in_place
         if kernel != "ampere":
             assert base == (kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits)
-        if kernel == "ampere":
-            assert batch == 1 and b_in_place and not b_kmajor and (tile_m, tile_n) == (64, 128)
+        if kernel == "ampere":  # its copies move 4 floats along K
+            assert batch == 1 and b_in_place and not b_kmajor and k % 4 == 0 and (tile_m, tile_n) == (64, 128)
             assert splits in (1, 2, 3, 4, 6, 8, 12, 16) and (splits == 1 or -(-k // splits) >= 32)
         elif kernel == "narrow":
             assert batch == 1 and tile_m == 128 and tile_n in (32, 64, 128)
@@ -326,10 +331,13 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     assert k_steps == pytest.approx(1.04 * 16 * 8192) and by == 4 * 8192 * 8192
     _, by, _ = _C.tensor_core_work(65536, 1024, 1024, 1, "tf32", True, True, False, True, 132)
     assert by == 8 * 1024 * 1024 + 4 * 65536 * 1024
-    # B's rows not 16-byte aligned, or N or K off a multiple of 4: B is packed.
-    for n, k, b_vec in ((4096, 4096, False), (4094, 4096, True), (4096, 4094, True)):
+    # B's rows not 16-byte aligned, or N off a multiple of 4: B is packed. K off a multiple of 4
+    # in aligned rows (W[:4094] of a 4096 x 4096 W) is read in place: TMA needs the rows alone.
+    for n, k, b_vec in ((4096, 4096, False), (4094, 4096, True)):
         _, by, _ = _C.tensor_core_work(128, n, k, 1, "tf32", True, True, False, b_vec, 132)
         assert by >= 8 * n * k + 4 * 128 * n
+    _, by, _ = _C.tensor_core_work(128, 4096, 4094, 1, "tf32", True, False, False, True, 132)
+    assert by == 8 * 128 * 4094 + 4 * 128 * 4096
     # tf32x3 splits B whatever its layout.
     _, by, _ = _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, False, True, 132)
     assert by == 12 * (128 * 4096 + 4096 * 4096) + 4 * 128 * 4096

@@ -363,7 +363,7 @@ inline int64_t best_splits(int64_t tiles, int64_t slots, int64_t M, int64_t N, i
 //     has clearly the fewer; tf32x3 on 128 x 256 by waves of tiles, over three K: its operands are
 //     split into hi and lo parts), and the bytes of the passes around the kernel: an operand
 //     is packed (read once, written K-major) unless the kernel reads it in place (K-major,
-//     16-byte aligned, K a multiple of 4; tf32x3 splits both always, writing two parts), and
+//     16-byte aligned lines; tf32x3 splits both always, writing two parts), and
 //     tf32x3 writes an output whose rows are not 16-byte aligned to a scratch and copies it;
 //   exact kernels: a launch and the flops at an effective rate.
 // The tensor cores run where their time, times kTensorCoreMargin, is the smaller: a product
@@ -605,8 +605,9 @@ inline Tf32Ampere tf32_ampere(int64_t M, int64_t N, int64_t K, int64_t sms) {
 }
 
 // How tf32 runs B and the k steps of its busiest SM. B is read as it is where it can be (b_vec:
-// 16-byte aligned lines; K, and N for an N-major B, multiples of 4: TMA's and CUTLASS's
-// alignment) and a kernel takes it so; else packed K-major first. A K-major B runs on the
+// 16-byte aligned lines, and N a multiple of 4 for an N-major B: CUTLASS's alignment; TMA
+// needs the lines alone, and reads any K, filling the last slice past it with zeros) and a
+// kernel takes it so; else packed K-major first. A K-major B runs on the
 // narrow kernel above up to kTf32NarrowMaxRows, and past them where its k steps are no more
 // than those of tf32_tiling's tiles (tf32's own kernel; on a tie of their 128 x 128 tiles the
 // narrow kernel ran faster on most products measured, docs/tensor-cores.md). An N-major B runs as it is on the narrow
@@ -631,7 +632,7 @@ inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor) {
 }
 inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                      int64_t sms) {
-  const bool b_readable = b_vec && K % 4 == 0 && (b_kmajor || N % 4 == 0);
+  const bool b_readable = b_vec && (b_kmajor || N % 4 == 0);
   const auto kmajor = [&](bool as_it_is) {
     const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
     if (n.tile && M <= kTf32NarrowMaxRows) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
@@ -649,7 +650,8 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
   return transposed.k_steps * m.wave_k_us < pack_us ? transposed : packed;
 }
 // The route above, or Ampere's kernel where B is N-major and the wgmma kernels read it as it
-// lies (one product; `ampere`: the build has CUTLASS's kernels and they take the problem), and
+// lies (one product, K a multiple of 4: its 16-byte copies along K; `ampere`: the build has
+// CUTLASS's kernels and they take the problem), and
 // its time is under kTf32AmpereMargin of theirs: the larger of the k steps and the read of the
 // operands, each at the model's rate (B's bytes weighed by the wgmma kernel's transposition,
 // tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps are priced from whole
@@ -658,7 +660,7 @@ inline constexpr double kTf32AmpereMargin = 0.9;
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms, bool ampere) {
   Tf32BRoute route = tf32_wgmma_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
-  if (!ampere || b_kmajor || batch != 1 || !route.b_as_it_is) return route;
+  if (!ampere || b_kmajor || batch != 1 || K % 4 != 0 || !route.b_as_it_is) return route;
   const TensorCoreModel& m = kTensorCoreModel;
   const auto time_us = [&](double k_steps, double b_weight) {
     return std::max(k_steps * m.wave_k_us, 4.0 * (double(M) + b_weight * double(N)) * double(K) / m.bytes_per_us);
@@ -675,7 +677,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 // taken to have a B per entry): k steps of its busiest SM (tf32: tf32_tiling's; tf32x3: the
 // waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
 // kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
-// K-major, 16-byte aligned lines (a_vec, b_vec), K a multiple of 4, or an N-major B where
+// K-major with 16-byte aligned lines (a_vec, b_vec), or an N-major B where
 // tf32_b_route reads it so (then on that kernel's tiles and k steps); tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
@@ -702,7 +704,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
     b_inplace = route.b_as_it_is;
     b_weight = tf32_b_weight(route, b_kmajor);
   }
-  const bool a_inplace = a_kmajor && a_vec && K % 4 == 0;
+  const bool a_inplace = a_kmajor && a_vec;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
   double bytes = 0;
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);

@@ -246,6 +246,8 @@ struct Aligned {
   int unpromoted = 0;
 };
 
+int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
+
 template <class Config>
 void run_gemm(const Aligned& g) {
   using Gemm = typename Config::Gemm;
@@ -275,7 +277,12 @@ void run_gemm(const Aligned& g) {
   if constexpr (Config::kAccumulation == Accumulation::kPromoted)
     args.mainloop.mma_promotion_interval = static_cast<uint32_t>(g.unpromoted);
   Gemm gemm;
-  check_cutlass(gemm.can_implement(args), g.tier, "can_implement");
+  // CUTLASS checks an operand's extent along its unit stride as if it were its lines' stride;
+  // TMA needs only the strides and the start 16-byte aligned (tma_readable) and fills a K
+  // slice past K with zeros, so K is checked as the multiple of 4 that its lines hold.
+  typename Gemm::Arguments checked = args;
+  cute::get<2>(checked.problem_shape) = static_cast<int>(round_up4(g.K));
+  check_cutlass(gemm.can_implement(checked), g.tier, "can_implement");
   at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   check_cutlass(gemm.initialize(args, workspace.data_ptr(), stream), g.tier, "initialize");
@@ -474,8 +481,6 @@ void fill(View c, int64_t batch, int64_t M, int64_t N, float* out, int64_t out_r
 // ---------------------------------------------------------------------------------------
 // Alignment: what TMA reads and writes in place.
 
-int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
-
 // A (rows x cols, batches) that TMA can read as it is, K-major (unit column stride) or
 // MN-major (unit row stride); size-1 dimensions first get a harmless aligned stride.
 bool tma_readable(View& v, int64_t batch, int64_t rows, int64_t cols) {
@@ -590,21 +595,17 @@ void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, cons
 }  // namespace
 
 void launch_tf32_sm90a(const GemmProblem& p) {
-  // TMA reads A and B in place where they are aligned and the extent along their unit
-  // stride (K) is a multiple of 4 (CUTLASS's requirement); otherwise they are packed K-major
-  // with K padded by zeros to a multiple of 4. The output is written in place, whatever its
-  // alignment.
+  // TMA reads A and B in place where their lines are 16-byte aligned, whatever K (it fills
+  // the last K slice past K with zeros); otherwise they are packed K-major, in lines of K
+  // padded to a multiple of 4. The output is written in place, whatever its alignment.
   Aligned g = base("tf32", p);
   const bool b_shared = p.batch > 1 && p.b_bs == 0;
   const int64_t b_batch = b_shared ? 1 : p.batch;
-  const bool pad_k = p.K % 4 != 0;
   const int64_t K4 = round_up4(p.K);
-  g.K = K4;
   View a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
   View b = {p.b, p.b_rs, p.b_cs, b_batch == 1 ? 0 : p.b_bs};
   at::Tensor a_copy, b_copy;
-  const bool a_in_place = !pad_k && !(p.batch > 1 && p.a_bs == 0) &&
-                          tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
+  const bool a_in_place = !(p.batch > 1 && p.a_bs == 0) && tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
   if (!a_in_place) {
     a_copy = scratch(p.batch * p.M * K4);
     pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs}, p.batch, p.M, p.K,
@@ -614,7 +615,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   // B is read as it is where tf32_b_route (auto/plan.h) finds a kernel that takes it so, else
   // packed K-major; a batch sharing B runs as batch * M rows against one B (folded, or entry
   // by entry).
-  const bool b_readable = !pad_k && tma_readable(b, b_batch, p.K, p.N);
+  const bool b_readable = tma_readable(b, b_batch, p.K, p.N);
   const bool b_kmajor = b.rs == 1;
   const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable,
                                         multiprocessors(c10::cuda::current_device()), GEMMTILES_CUTLASS != 0);
