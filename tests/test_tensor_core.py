@@ -188,8 +188,8 @@ def test_tf32_runs_the_narrow_kernel_on_few_rows(layout):
     one launch, B as it is. For an N-major B (NN) one tile up to 64 rows and a wider one past
     them; for a K-major one (NT) the tile of fewest k steps, here one from 1 row to 128 (and
     to 256 on an H100 SXM's 132 SMs). tf32's own kernel at 4096 rows. A B it cannot read (rows
-    off 16 bytes: W^T's of K = 511) is packed K-major and runs the narrow kernel too. Right on odd rows
-    and columns, with alpha, beta and C, and for a batch sharing B."""
+    off 16 bytes: W^T's of K = 511) is packed K-major and runs the narrow kernel too. Right on
+    odd rows and columns, with alpha, beta and C, and for a batch sharing B."""
     k = 512
 
     def weight(n, k=k):

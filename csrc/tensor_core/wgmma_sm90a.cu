@@ -19,9 +19,10 @@
 //           A_hi·B_hi is added to them by round-to-nearest FADDs (the tensor cores' own
 //           accumulation is not rounded to nearest; chunked_promotion.cuh).
 //
-// TMA needs 16-byte aligned base addresses and row strides, and CUTLASS a multiple of 4
-// along each operand's unit stride; operands that are not get an aligned (zero-padded)
-// copy, as do tf32x3's C and output, so every shape and stride runs. tf32 writes an output
+// TMA needs 16-byte aligned base addresses and row strides, whatever an operand's extent
+// along its rows (tf32 runs any K; tf32x3's parts, an N-major B and a TMA-written output are
+// whole vectors of 4 along their rows, as CUTLASS checks); operands that are not get an
+// aligned (zero-padded) copy, as do tf32x3's C and output, so every shape and stride runs. tf32 writes an output
 // with 16-byte aligned rows through shared memory by TMA, and any other in place from the
 // accumulators, a float at a time.
 #include <algorithm>
@@ -252,7 +253,7 @@ template <class Config>
 void run_gemm(const Aligned& g) {
   using Gemm = typename Config::Gemm;
   using Kernel = typename Config::GemmKernel;
-  TORCH_CHECK(g.M <= INT_MAX && g.N <= INT_MAX && g.K <= INT_MAX && g.batch <= INT_MAX,
+  TORCH_CHECK(g.M <= INT_MAX && g.N <= INT_MAX && round_up4(g.K) <= INT_MAX && g.batch <= INT_MAX,
               "gemmtiles::", g.tier, ": M, N, K and batch must each stay below 2^31, got M = ",
               g.M, ", N = ", g.N, ", K = ", g.K, ", batch = ", g.batch);
   const auto device = c10::cuda::current_device();
