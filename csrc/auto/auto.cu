@@ -67,7 +67,7 @@ const DeviceModels& device_models(c10::DeviceIndex device) {
 at::Tensor aligned_copy(const float* data, int64_t rows, int64_t cols, int64_t ld, c10::DeviceIndex device) {
   const auto opts = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device);
   const at::Tensor src = at::from_blob(const_cast<float*>(data), {rows, cols}, {ld, 1}, opts);
-  at::Tensor dst = at::empty({rows, (cols + 3) / 4 * 4}, opts);
+  at::Tensor dst = at::empty({rows, round_up4(cols)}, opts);
   dst.narrow(1, 0, cols).copy_(src);
   return dst;
 }
@@ -257,7 +257,7 @@ bool launch_a_transposed(const GemmProblem& p, bool b_vec, const AutoTable* tabl
 // plan.h), copied K-major with its rows padded to 16 bytes, and the product planned again.
 bool launch_a_kmajor(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
   if (!copy_a_kmajor_first(plan, p.batch, a_kmajor(p)) || !transpose_fits(p.K, p.M)) return false;
-  const int64_t ld = (p.K + 3) / 4 * 4;
+  const int64_t ld = round_up4(p.K);
   // A column-major is the K x M row-major matrix at p.a (pitch a_cs); its transpose is A K-major.
   const at::Tensor t = transposed_copy(p.a, p.K, p.M, p.a_cs, ld, device);
   GemmProblem q = p;
@@ -366,7 +366,7 @@ void launch_auto(const GemmProblem& p) {
     GemmProblem q = p;
     at::Tensor a, b;  // alive until the launch is queued; the allocator orders their reuse
     if (copies_a(plan.kernel)) {
-      const int64_t ld = (p.M + 3) / 4 * 4, n = p.a_bs == 0 ? 1 : p.batch;
+      const int64_t ld = round_up4(p.M), n = p.a_bs == 0 ? 1 : p.batch;
       a = transposed_copy(p.a, p.M, p.K, p.a_rs, ld, device, n, p.a_bs);
       q.a = a.data_ptr<float>();
       q.a_rs = 1;
@@ -374,7 +374,7 @@ void launch_auto(const GemmProblem& p) {
       q.a_bs = n == 1 ? 0 : p.K * ld;
     }
     if (copies_b(plan.kernel)) {
-      const int64_t ld = (p.N + 3) / 4 * 4, n = p.b_bs == 0 ? 1 : p.batch;
+      const int64_t ld = round_up4(p.N), n = p.b_bs == 0 ? 1 : p.batch;
       b = transposed_copy(p.b, p.N, p.K, p.b_cs, ld, device, n, p.b_bs);
       q.b = b.data_ptr<float>();
       q.b_rs = ld;

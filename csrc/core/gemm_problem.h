@@ -41,6 +41,10 @@ GEMMTILES_HOST_DEVICE inline bool aligned16(const void* ptr) {
   return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0;
 }
 
+// x floats rounded up to a whole number of float4s: the pitch of a copy whose rows are 16-byte
+// aligned lines, or a stride TMA takes.
+GEMMTILES_HOST_DEVICE inline int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
+
 // Whether an operand's tiles may take float4 loads: every tile pointer is the operand's
 // pointer plus multiples of 4 floats when that pointer is 16-byte aligned and ld % 4 == 0.
 // (Asked by the kernels and by auto's launcher alike.)

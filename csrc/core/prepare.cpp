@@ -46,8 +46,6 @@ void check_operand(const char* op, const char* name, const at::Tensor& t) {
                    " to be float32, got ", dtype_name(t.scalar_type()));
 }
 
-int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
-
 // Eight floats as one vector (GCC / clang vector extensions; the compiler picks the
 // instructions per target_clones clone: one AVX register, or two SSE ones), and a shuffle of
 // two of them (indices 0-7 from x, 8-15 from y).

@@ -22,9 +22,9 @@
 // TMA needs 16-byte aligned base addresses and row strides, whatever an operand's extent
 // along its rows (tf32 runs any K; tf32x3's parts, an N-major B and a TMA-written output are
 // whole vectors of 4 along their rows, as CUTLASS checks); operands that are not get an
-// aligned (zero-padded) copy, as do tf32x3's C and output, so every shape and stride runs. tf32 writes an output
-// with 16-byte aligned rows through shared memory by TMA, and any other in place from the
-// accumulators, a float at a time.
+// aligned (zero-padded) copy, as do tf32x3's C and output, so every shape and stride runs.
+// tf32 writes an output with 16-byte aligned rows through shared memory by TMA, and any other
+// in place from the accumulators, a float at a time.
 #include <algorithm>
 #include <iterator>
 #include <climits>
@@ -246,8 +246,6 @@ struct Aligned {
   // multiple of 4 (the correction sections; chunked_promotion.cuh).
   int unpromoted = 0;
 };
-
-int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
 
 template <class Config>
 void run_gemm(const Aligned& g) {
