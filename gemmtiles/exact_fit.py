@@ -53,14 +53,10 @@ def candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True, param
 
 
 def _layout_flags(a, b):
-    """A's and B's layouts and alignment as auto sees them (prepare_gemm: an operand is K-major
-    where its column stride is 1 for A, not 1 for B)."""
-    a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
-    a_ld = a.stride(-2) if a_k else a.stride(-1)
-    b_ld = b.stride(-1) if b_k else b.stride(-2)
-    a_vec = a_ld % 4 == 0 and a.data_ptr() % 16 == 0 and (a.dim() == 2 or a.stride(0) % 4 == 0)
-    b_vec = b_ld % 4 == 0 and b.data_ptr() % 16 == 0 and (b.dim() == 2 or b.stride(0) % 4 == 0)
-    return a_k, b_k, a_vec, b_vec
+    """A's and B's layouts and alignment as auto sees them: (a_kmajor, b_kmajor, a_vec, b_vec)
+    after prepare_gemm's strides (an operand is K-major where its column stride is 1 for A,
+    not 1 for B)."""
+    return _C.operand_layout(a, b)
 
 
 def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None, kernels=None,
@@ -140,10 +136,31 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             del a, b, ref
 
 
-def _flags(layout: str, m: int, n: int, k: int) -> tuple[bool, bool, bool, bool]:
-    """a_kmajor, b_kmajor, a_vec, b_vec of the bench's contiguous operands in `layout`."""
-    a_k, b_k = layout[0] == "N", layout[1] == "T"
-    return a_k, b_k, (k if a_k else m) % 4 == 0, (k if b_k else n) % 4 == 0
+def _flags(layout: str, m: int, n: int, k: int, batch: int = 1) -> tuple[bool, bool, bool, bool]:
+    """a_kmajor, b_kmajor, a_vec, b_vec of the bench's contiguous operands in `layout` (batch
+    > 1: an A and a B per entry), as _layout_flags gives them for such tensors: prepare_gemm
+    (csrc/core/prepare.cpp) gives a one-row or one-column operand the strides that keep it
+    aligned, whatever its layout."""
+
+    def strides(rows, cols, row_major):
+        rs, cs = (cols, 1) if row_major else (1, rows)
+        if rows == 1:
+            return (_round_up4(cols), 1) if cs == 1 else (1, cs)
+        if cols == 1:
+            return (rs, _round_up4(rows)) if rs == 1 else (rs, 1)
+        return rs, cs
+
+    def vec(ld, rows, cols):
+        return ld % 4 == 0 and (batch == 1 or rows * cols % 4 == 0)
+
+    a_rs, a_cs = strides(m, k, layout[0] == "N")
+    b_rs, b_cs = strides(k, n, layout[1] == "N")
+    a_k, b_k = a_cs == 1, b_cs != 1
+    return a_k, b_k, vec(a_rs if a_k else a_cs, m, k), vec(b_cs if b_k else b_rs, k, n)
+
+
+def _round_up4(x: int) -> int:
+    return (x + 3) // 4 * 4
 
 
 def load(path: str) -> dict:
@@ -165,7 +182,7 @@ def problems(rows: dict, sms: int):
         batch, m, n, k, layout, bmm = key
 
         mm, bb = (m, batch) if bmm else (m * batch, 1)
-        a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k)
+        a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k, bb)
         plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec)]
         # A CSV without widths (w -1) names a plan only where no other candidate shares its
         # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.

@@ -75,7 +75,7 @@ def features(x: dict, tier: str, sms: int) -> tuple[float, float]:
     them (tensor_core_work in csrc/auto/plan.h) for contiguous operands in the shape's layout:
     what the fit takes."""
     m, n, k = x["M"], x["N"], x["K"]
-    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k, x["batch"] if x["bmm"] else 1)
     return _C.tensor_core_work(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms)[:2]
 
 
@@ -84,7 +84,7 @@ def pays(x: dict, tier: str, p: dict, sms: int, exact_us: float, floor_bytes_per
     operands in the shape's layout, against the exact kernels' exact_us; the floor at
     floor_bytes_per_us (None: p's bytes_per_us, as on the H100)."""
     m, n, k = x["M"], x["N"], x["K"]
-    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k, x["batch"] if x["bmm"] else 1)
     floor = p["bytes_per_us"] if floor_bytes_per_us is None else floor_bytes_per_us
     return _C.tensor_cores_pay(m, n, k, x["batch"], tier, a_kmajor, a_vec, b_kmajor, b_vec, sms,
                                tuple(p[name] for name in PARAMS), exact_us, bool(_C.cutlass_kernels()), floor)
@@ -167,7 +167,7 @@ def exact_plan_us(x: dict, sms: int, params=None) -> float:
     m, n, k, batch = x["M"], x["N"], x["K"], x["batch"]
     if not x["bmm"]:
         m, batch = m * batch, 1
-    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k)
+    a_kmajor, b_kmajor, a_vec, b_vec = _flags(x["layout"], m, n, k, batch)
     return planned(candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec, params))[1]
 
 

@@ -3,13 +3,15 @@ paths give the same bits on every run, and that each of its paths is right on ed
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 import torch
 
+from gemmtiles import bench
 from gemmtiles._ops import _C
-from gemmtiles.exact_fit import _layout_flags
+from gemmtiles.exact_fit import _flags, _layout_flags
 from gemmtiles.testing import check_tier, needs_cuda, operand
 from gemmtiles.tune import _cutlass_here
 
@@ -414,6 +416,32 @@ def _check_each_forced(plans, a, b, c):
             assert not _C.forced_plan_refused(), plan
         finally:
             _C.force_auto_plan()
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
+def test_fits_charge_the_layout_auto_sees(layout):
+    """exact_fit._flags, the layout and alignment the fits charge a shape's contiguous operands,
+    is what auto's plan sees of them (_C.operand_layout, after prepare_gemm's strides): a
+    one-row or one-column operand, strided in any layout, is read K- or N-major as its
+    strides keep aligned; a batch entry's operands are aligned only where their sizes are."""
+    g = torch.Generator().manual_seed(0)
+    seen = set()
+    for batch in (1, 3):
+        for m, n, k in itertools.product((1, 2, 4, 6), (1, 3, 4), (1, 2, 4, 5)):
+            a, b = bench.operands(bench.Shape(m, n, k, layout, batch=batch, bmm=batch > 1), g, torch.device("cpu"))
+            flags = _C.operand_layout(a, b)
+            assert _flags(layout, m, n, k, batch) == flags, (m, n, k, batch, flags)
+            seen.add(flags)
+    assert len(seen) >= 6, seen  # the layouts and alignments told apart
+
+
+def test_operand_layout_checks_its_arguments():
+    with pytest.raises(TypeError, match="operand_layout: a and b must be tensors"):
+        _C.operand_layout(torch.ones(2, 2), [[1.0]])
+    with pytest.raises(ValueError, match="shapes cannot be multiplied"):
+        _C.operand_layout(torch.ones(2, 3), torch.ones(2, 2))
+    with pytest.raises(ValueError, match="operand_layout: expected a non-empty product"):
+        _C.operand_layout(torch.ones(0, 3), torch.ones(3, 2))
 
 
 def _candidates(a, b, keep):

@@ -312,6 +312,35 @@ def test_tf32_reads_aligned_lines_in_place_at_any_k(k):
 
 
 @needs("tf32")
+@pytest.mark.parametrize("k", [509, 1021])
+def test_tf32_reads_slices_in_place_at_odd_k_past_the_narrow_kernel(k):
+    """Past the narrow kernel's rows and columns: slices of wider rows (their lines 16-byte
+    aligned, K off a multiple of 4) are read where they lie, A and W^T by tf32's own kernel
+    (the route its model gives them on an H100), x @ W on the route its model reports, a batch
+    with a W per entry as it is, and a batch sharing W^T folded into one product of its rows."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    m, n, ld = 2048, 4100, (k + 3) // 4 * 4 + 4
+    sa = torch.randn(m, ld, device="cuda")[:, :k]
+    sw = torch.randn(n, ld, device="cuda")[:, :k].t()
+    route = _C.tf32_route(m, n, k, 1, True, True, sms)
+    if sms == 132:  # an H100 SXM's counts
+        assert route[0] == "own", route
+    names = _tf32_kernels(sa, sw)
+    assert len(names) == 1 and "pack" not in names[0], (route, names)
+    c = torch.randn(m, n, device="cuda")
+    out = gemmtiles.sgemm(sa, sw, tier="tf32", c=c, alpha=0.5, beta=2.0)
+    assert_gemm_close(out, sa, sw, c, 0.5, 2.0, precision="tf32")
+    route = _C.tf32_route(m, n, k, 1, False, True, sms)
+    names = _tf32_kernels(sa, torch.randn(k, n, device="cuda"))
+    assert len(names) == 1 + (not route[3]) and ("pack" in names[0]) == (not route[3]), (route, names)
+    xs = torch.randn(3, 700, ld, device="cuda")[..., :k]
+    ws = torch.randn(3, n, ld, device="cuda")[..., :k].transpose(1, 2)
+    for w in (ws, sw):
+        names = _tf32_kernels(xs, w)
+        assert len(names) == 1 and "pack" not in names[0], (w.shape, names)
+
+
+@needs("tf32")
 @pytest.mark.parametrize("m,n,k", [(8192, 8192, 8192), (65536, 1024, 1024)])
 def test_tf32_packs_an_n_major_b_where_its_model_says(m, n, k):
     """x @ W of many rows: the kernel that transposes W^T into registers, or where its model

@@ -135,7 +135,7 @@ def test_check_chooses_as_auto_plans():
     for tier in ("tf32", "tf32x3"):
         planned = 0
         for x in data:
-            a_k, b_k, a_vec, b_vec = _flags(x["layout"], x["M"], x["N"], x["K"])
+            a_k, b_k, a_vec, b_vec = _flags(x["layout"], x["M"], x["N"], x["K"], x["batch"] if x["bmm"] else 1)
             plan = _C.auto_plan(x["M"], x["N"], x["K"], x["batch"], b_k, b_vec, 132, a_k, tcm.model_line(params),
                                 a_vec, _C.cutlass_kernels(), tensor_cores=tier)
             planned += plan.kernel == tier

@@ -342,8 +342,7 @@ void launch_auto(const GemmProblem& p) {
     q.a_bs = q.out_bs = q.c_bs = 0;
     return launch_auto(q);
   }
-  const bool a_vec = operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0;
-  const bool b_vec = operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0;
+  const bool a_vec = a_vec_ok(p), b_vec = b_vec_ok(p);
   const c10::DeviceIndex device = c10::cuda::current_device();
   const std::shared_ptr<const AutoTable> table = auto_table_for(device, gpu_name(device));
   std::optional<AutoPlan> forced = forced_auto_plan();

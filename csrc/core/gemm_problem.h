@@ -60,4 +60,9 @@ inline bool b_kmajor(const GemmProblem& p) { return p.b_cs != 1; }
 inline int64_t a_ld(const GemmProblem& p) { return a_kmajor(p) ? p.a_rs : p.a_cs; }
 inline int64_t b_ld(const GemmProblem& p) { return b_kmajor(p) ? p.b_cs : p.b_rs; }
 
+// Whether A's (B's) tiles may take float4 loads in every batch entry: what auto's plan and
+// gemmtiles._C.operand_layout call an operand's alignment.
+inline bool a_vec_ok(const GemmProblem& p) { return operand_vec_ok(p.a, a_ld(p)) && p.a_bs % 4 == 0; }
+inline bool b_vec_ok(const GemmProblem& p) { return operand_vec_ok(p.b, b_ld(p)) && p.b_bs % 4 == 0; }
+
 }  // namespace gemmtiles

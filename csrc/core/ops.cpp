@@ -601,6 +601,32 @@ PyObject* py_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
+// gemmtiles._C.operand_layout(a, b) -> (a_kmajor, b_kmajor, a_vec, b_vec): a and b's layout
+// and alignment as the auto tier's plan sees them, after prepare_gemm's strides (a one-row
+// or one-column operand takes those that keep it aligned; a slice with no unit stride is
+// copied row-major). Tensors on any device; the product must be non-empty.
+PyObject* py_operand_layout(PyObject*, PyObject* args) {
+  HANDLE_TH_ERRORS
+  PyObject *a, *b;
+  if (!PyArg_ParseTuple(args, "OO", &a, &b)) return nullptr;
+  if (!THPVariable_Check(a) || !THPVariable_Check(b)) {
+    PyErr_SetString(PyExc_TypeError, "operand_layout: a and b must be tensors");
+    return nullptr;
+  }
+  const gemmtiles::PreparedGemm g =
+      gemmtiles::prepare_gemm("operand_layout", THPVariable_Unpack(a), THPVariable_Unpack(b), std::nullopt, 1.0,
+                              0.0, gemmtiles::Operands::kUnitStride);
+  if (!g.needs_kernel) {
+    PyErr_SetString(PyExc_ValueError, "operand_layout: expected a non-empty product (M, N and K >= 1)");
+    return nullptr;
+  }
+  const gemmtiles::GemmProblem& p = g.p;
+  return Py_BuildValue("(OOOO)", gemmtiles::a_kmajor(p) ? Py_True : Py_False,
+                       gemmtiles::b_kmajor(p) ? Py_True : Py_False, gemmtiles::a_vec_ok(p) ? Py_True : Py_False,
+                       gemmtiles::b_vec_ok(p) ? Py_True : Py_False);
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.linear(index, x, weight, bias) -> Tensor: nn.Linear's forward for eager calls,
 // x @ weight^T + bias on the op `index`, inputs of any leading shape (..., in_features). The
 // transpose, reshape and view go through autograd as in Python (and as aten::linear's do),
@@ -881,6 +907,9 @@ PyMethodDef methods[] = {
      "The tier registrations of this build: (name, device, operands, min_sm) per line."},
     {"op_index", py_op_index, METH_VARARGS,
      "op_index(qualified_name): the index of an op for call()."},
+    {"operand_layout", py_operand_layout, METH_VARARGS,
+     "operand_layout(a, b): (a_kmajor, b_kmajor, a_vec, b_vec), a and b's layout and alignment as auto's plan "
+     "sees them."},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_call)), METH_FASTCALL,
      "call(index, a, b, c, alpha, beta): the op through the dispatcher, for eager calls."},
     {"linear", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_linear)), METH_FASTCALL,
