@@ -1,9 +1,11 @@
 """Where a small product's time goes: for each shape of a random sample that cuBLAS finishes
-in under --max-us microseconds, auto's and cuBLAS's event time (as the bench measures it), the
-kernels each ran with their GPU durations (torch's profiler), and the host's dispatch time
-per call (back-to-back calls, no synchronisation).
+in under --max-us microseconds, a tier's (auto's by default) and cuBLAS's event time (as the
+bench measures it), the kernels each ran with their GPU durations (torch's profiler), and the
+host's dispatch time per call (back-to-back calls, no synchronisation). Under --precision
+high cuBLAS runs TF32 and auto may run the tensor cores.
 
     python scripts/profile_small.py --shapes random:200:1 --max-us 25
+    python scripts/profile_small.py --shapes random:200:101 --tier tf32 --precision high --max-us 60
 """
 from __future__ import annotations
 
@@ -50,24 +52,26 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shapes", default="random:200:1")
     p.add_argument("--max-us", type=float, default=25.0)
+    p.add_argument("--tier", default="auto")
+    p.add_argument("--precision", default="highest", choices=("highest", "high", "medium"))
     args = p.parse_args()
     dev = torch.device("cuda")
-    torch.set_float32_matmul_precision("highest")
+    torch.set_float32_matmul_precision(args.precision)
     g = torch.Generator().manual_seed(0)
     for shape in bench.shape_set(args.shapes, "cuda"):
         a, b = bench.operands(shape, g, dev)
         cub = lambda: torch.matmul(a, b)  # noqa: E731
-        ours = lambda: gemmtiles.sgemm(a, b, tier="auto")  # noqa: E731
+        ours = lambda: gemmtiles.sgemm(a, b, tier=args.tier)  # noqa: E731
         cub_ms, _ = bench._timer(dev, cub, 3, 10, 0.05)
         if cub_ms * 1e3 > args.max_us:
             continue
         ours_ms, _ = bench._timer(dev, ours, 3, 10, 0.05)
         kc, ko = kernels(cub), kernels(ours)
         print(f"{shape.label:<28} cublas {cub_ms * 1e3:6.1f} us (kernels {sum(t for _, t in kc):6.1f}, host "
-              f"{host_us(cub):5.1f})  auto {ours_ms * 1e3:6.1f} us (kernels {sum(t for _, t in ko):6.1f}, host "
+              f"{host_us(cub):5.1f})  {args.tier} {ours_ms * 1e3:6.1f} us (kernels {sum(t for _, t in ko):6.1f}, host "
               f"{host_us(ours):5.1f})  ratio {cub_ms / ours_ms:4.2f}")
         print("    cublas: " + "  ".join(f"{short(n)} {t:.1f}" for n, t in kc))
-        print("    auto:   " + "  ".join(f"{short(n)} {t:.1f}" for n, t in ko))
+        print(f"    {args.tier + ':':<8}" + "  ".join(f"{short(n)} {t:.1f}" for n, t in ko))
 
 
 if __name__ == "__main__":

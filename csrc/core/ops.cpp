@@ -20,6 +20,7 @@
 
 #include "../auto/plan.h"
 #include "../auto/table.h"
+#include "../tensor_core/tensor_core.h"
 #include "precision.h"
 #include "register.h"
 
@@ -662,6 +663,21 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
+// gemmtiles._C.force_tf32_splits(splits=-1): tf32's wgmma kernels on `splits` from now on (0:
+// CUTLASS's heuristic decomposition; s >= 1: each tile's K in s splits), for measurement
+// (scripts/tf32_splits.py); -1 ends it (tensor_core/tensor_core.h).
+PyObject* py_force_tf32_splits(PyObject*, PyObject* args) {
+  int splits = -1;
+  if (!PyArg_ParseTuple(args, "|i", &splits)) return nullptr;
+#if GEMMTILES_SM90A
+  gemmtiles::force_tf32_splits(splits);
+  Py_RETURN_NONE;
+#else
+  PyErr_SetString(PyExc_RuntimeError, "force_tf32_splits: this build of gemmtiles has no sm_90a kernels");
+  return nullptr;
+#endif
+}
+
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
@@ -945,6 +961,9 @@ PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every auto call runs instead "
      "of its own (None: its own); for tuning and tests, process-wide."},
+    {"force_tf32_splits", py_force_tf32_splits, METH_VARARGS,
+     "force_tf32_splits(splits=-1): tf32's wgmma kernels on splits from now on (0: CUTLASS's heuristic; s >= 1: "
+     "K in s splits a tile), for measurement; -1 ends it."},
     {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
      "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};

@@ -17,4 +17,9 @@ void launch_tf32_sm90a(const GemmProblem& p);
 // accumulated in fp32 (A_lo·B_lo is below fp32's rounding).
 void launch_tf32x3_sm90a(const GemmProblem& p);
 
+// For measurement: every later tf32 call (on any thread) runs its wgmma kernels on `splits`
+// (0: CUTLASS's heuristic decomposition, the plan's own; s >= 1: each tile's K in s splits, 1
+// data-parallel; Ampere's kernel keeps its plan's splits); a negative value ends it.
+void force_tf32_splits(int splits);
+
 }  // namespace gemmtiles

@@ -26,6 +26,7 @@
 // tf32 writes an output with 16-byte aligned rows through shared memory by TMA, and any other
 // in place from the accumulators, a float at a time.
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <climits>
 #include <cstdlib>
@@ -127,6 +128,7 @@ template <class Tile, class Cluster, Accumulation kAccumulation_, class Schedule
           class LayoutOut_ = cutlass::layout::RowMajor, class LayoutA = cutlass::layout::RowMajor>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
+  static constexpr bool kStreamK = std::is_same_v<Scheduler, cutlass::gemm::StreamKScheduler>;
   using LayoutOut = LayoutOut_;
   static constexpr bool kSwapped = std::is_same_v<LayoutOut, cutlass::layout::ColumnMajor>;  // computes C^T
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
@@ -245,7 +247,13 @@ struct Aligned {
   // tf32x3: the leading K slices (of 32) that the tensor cores sum without promotion, a
   // multiple of 4 (the correction sections; chunked_promotion.cuh).
   int unpromoted = 0;
+  // A stream-K kernel's schedule: 0 CUTLASS's heuristic decomposition; s >= 1 every tile's K
+  // in s splits (1: data-parallel), the partial tiles summed in a fixed order.
+  int splits = 0;
 };
+
+// The schedule tf32's stream-K kernels are forced to (force_tf32_splits), -1 for none.
+std::atomic<int> forced_tf32_splits{-1};
 
 template <class Config>
 void run_gemm(const Aligned& g) {
@@ -275,6 +283,13 @@ void run_gemm(const Aligned& g) {
       hw};
   if constexpr (Config::kAccumulation == Accumulation::kPromoted)
     args.mainloop.mma_promotion_interval = static_cast<uint32_t>(g.unpromoted);
+  if constexpr (Config::kStreamK) {
+    using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
+    if (g.splits > 0) {
+      args.scheduler.splits = g.splits;
+      args.scheduler.decomposition_mode = g.splits == 1 ? Decomposition::DataParallel : Decomposition::SplitK;
+    }
+  }
   Gemm gemm;
   // CUTLASS checks an operand's extent along its unit stride as if it were its lines' stride;
   // TMA needs only the strides and the start 16-byte aligned (tma_readable) and fills a K
@@ -598,6 +613,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   // the last K slice past K with zeros); otherwise they are packed K-major, in lines of K
   // padded to a multiple of 4. The output is written in place, whatever its alignment.
   Aligned g = base("tf32", p);
+  g.splits = std::max(0, forced_tf32_splits.load(std::memory_order_relaxed));
   const bool b_shared = p.batch > 1 && p.b_bs == 0;
   const int64_t b_batch = b_shared ? 1 : p.batch;
   const int64_t K4 = round_up4(p.K);
@@ -666,6 +682,8 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   }
   run_tf32_on(g, p, transposed_b, narrow);
 }
+
+void force_tf32_splits(int splits) { forced_tf32_splits.store(splits < 0 ? -1 : splits); }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
   // Up to one K slice deep (kTf32x3MinK in auto/plan.h) the tensor cores would sum all the

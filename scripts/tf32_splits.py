@@ -1,0 +1,62 @@
+"""How tf32's wgmma kernels fare on each schedule: CUTLASS's stream-K heuristic (what tf32
+runs) against every tile's K in s splits (1: data-parallel; the partial tiles summed one after
+another in a fixed order), forced through gemmtiles._C.force_tf32_splits, on products of a
+random sample, with cuBLAS TF32 in the same run. One CSV row per (shape, schedule): splits 0
+is the heuristic, -1 cuBLAS TF32; route and tile_n are tf32_route's kernel and tile width.
+
+    python scripts/tf32_splits.py --seed 101 --count 90 --max-rows 512 --out splits.csv
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+
+import torch
+
+import gemmtiles
+from gemmtiles import bench
+from gemmtiles._ops import _C
+from gemmtiles.exact_fit import _flags
+
+SPLITS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=101, help="the random sample's seed (tune on one, report on another)")
+    ap.add_argument("--count", type=int, default=90, help="products to time")
+    ap.add_argument("--max-rows", type=int, default=512, help="products of at most this many rows (M x batch)")
+    ap.add_argument("--out", required=True, help="the CSV to write")
+    args = ap.parse_args()
+    if not torch.cuda.is_available() or not _C.sm90a_kernels():
+        raise SystemExit("tf32_splits.py: needs a CUDA GPU and a build with the sm_90a kernels")
+
+    torch.set_float32_matmul_precision("high")
+    dev = torch.device("cuda")
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
+              if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
+    g = torch.Generator().manual_seed(0)
+    with open(args.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["shape", "m", "n", "k", "layout", "batch", "route", "tile_n", "splits", "us"])
+        for s in shapes:
+            a, b = bench.operands(s, g, dev)
+            m = s.m * s.batch  # a batch sharing B runs as one product of its rows
+            _, b_kmajor, _, b_vec = _flags(s.layout, m, s.n, s.k)
+            route = _C.tf32_route(m, s.n, s.k, 1, b_kmajor, b_vec, sms)
+            ms, _ = bench._timer(dev, lambda: torch.matmul(a, b), 2, 15, 0.3)
+            w.writerow([s.label, m, s.n, s.k, s.layout, s.batch, "cublas-tf32", 0, -1, ms * 1e3])
+            for splits in SPLITS:
+                _C.force_tf32_splits(splits)
+                try:
+                    ms, _ = bench._timer(dev, lambda: gemmtiles.sgemm(a, b, tier="tf32"), 2, 15, 0.3)
+                finally:
+                    _C.force_tf32_splits()
+                w.writerow([s.label, m, s.n, s.k, s.layout, s.batch, route[0], route[2], splits, ms * 1e3])
+            f.flush()
+            print(s.label, route[:3], flush=True)
+
+
+if __name__ == "__main__":
+    main()
