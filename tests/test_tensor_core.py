@@ -12,10 +12,11 @@ import pytest
 import torch
 
 import gemmtiles
-from gemmtiles import _ops
+from gemmtiles import _ops, bench
 from gemmtiles._ops import _C
 from gemmtiles._tiers import BY_NAME
 from gemmtiles.bench import cublas_matmul
+from gemmtiles.exact_fit import _flags
 from gemmtiles.testing import (CUDA, accuracy_operands, assert_gemm_close, kernels_run, log_normal_operands,
                                relative_error)
 
@@ -280,29 +281,65 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
 
 
 @needs("tf32")
+@pytest.mark.parametrize("m,n,k,layout", [(21, 358, 6316, "NT"), (103, 469, 8531, "NN"), (5, 197, 5363, "TN"),
+                                          (1, 1221, 9644, "NN")])
+def test_tf32_sums_k_slices_where_its_model_says(m, n, k, layout):
+    """Few tiles over a deep K (tf32_route "slices"): A's and B's K slices packed, the narrow
+    kernel on every slice at once, their partial outputs added in order; four kernels, right
+    with alpha, beta and c, a bias row, an A whose rows start off a 16-byte line, and the same
+    bits every run."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a, b = bench.operands(bench.Shape(m, n, k, layout), torch.Generator().manual_seed(3), torch.device("cuda"))
+    _, b_kmajor, _, b_vec = _flags(layout, m, n, k)
+    route = _C.tf32_route(m, n, k, 1, b_kmajor, b_vec, sms)
+    if sms == 132:  # an H100 SXM's counts
+        assert route[0] == "slices", route
+    if route[0] != "slices":
+        pytest.skip(f"{m} x {n} x {k} does not run K slices on {sms} SMs")
+    c = torch.randn(m, n, device="cuda")
+    names = _tf32_kernels(a, b, c, -1.5)
+    assert len(names) == 4 and "pack" in names[0] and "pack" in names[1] and "sum_slices" in names[3], names
+    assert_gemm_close(gemmtiles.sgemm(a, b, tier="tf32", c=c, alpha=0.5, beta=2.0), a, b, c, 0.5, 2.0,
+                      precision="tf32")
+    bias = torch.randn(n, device="cuda")
+    assert_gemm_close(gemmtiles.sgemm(a, b, tier="tf32", c=bias, beta=1.0), a, b, bias.expand(m, n), 1.0, 1.0,
+                      precision="tf32")
+    a_off = torch.randn(m, k + 1, device="cuda")[:, 1:]
+    assert_gemm_close(gemmtiles.sgemm(a_off, b, tier="tf32"), a_off, b, precision="tf32")
+    first = gemmtiles.sgemm(a, b, tier="tf32")
+    for _ in range(2):
+        assert torch.equal(gemmtiles.sgemm(a, b, tier="tf32"), first)
+
+
+@needs("tf32")
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 31, 33, 63, 509, 1001, 4097])
 def test_tf32_reads_aligned_lines_in_place_at_any_k(k):
     """TMA needs an operand's lines 16-byte aligned, not its extent along them: K off a multiple
     of 4 packs only an operand whose lines it leaves unaligned (A of K floats a row, past one
     row), and reads a row-major W (x @ W, N a multiple of 4) or slices of wider rows where they
     lie, the last K slice filled with zeros past K. Up to 128 rows W is read in place (the
-    narrow kernel); past them, on the route its model reports (_C.tf32_route); right with
-    alpha, beta and c, and for batches."""
+    narrow kernel); past them, on the route its model reports (_C.tf32_route), but where K
+    runs in slices summed apart (both operands packed slice by slice); right with alpha, beta
+    and c, and for batches."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     n, ld = 1028, (k + 3) // 4 * 4 + 4
     for m in (1, 37, 128, 129, 600):
         a, w = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
         c = torch.randn(m, n, device="cuda")
         route = _C.tf32_route(m, n, k, 1, False, True, sms)
-        assert route[0] != "ampere" and (route[3] or m > 128), (m, route)
         names = _tf32_kernels(a, w, c, -0.5)
-        assert len(names) == 1 + (m > 1) + (not route[3]), (m, route, names)
-        assert (m > 1) <= ("pack" in names[0]), names
+        if route[0] == "slices":
+            assert len(names) == 4 and "sum_slices" in names[3], (m, route, names)
+        else:
+            assert route[0] != "ampere" and (route[3] or m > 128), (m, route)
+            assert len(names) == 1 + (m > 1) + (not route[3]), (m, route, names)
+            assert (m > 1) <= ("pack" in names[0]), names
         # Slices of wider rows: A and W^T (K-major) read in place, one kernel.
         sa = torch.randn(m, ld, device="cuda")[:, :k]
         sw = torch.randn(n, ld, device="cuda")[:, :k].t()
         names = _tf32_kernels(sa, sw)
-        assert len(names) == 1 and "pack" not in names[0], (m, names)
+        if _C.tf32_route(m, n, k, 1, True, True, sms)[0] != "slices":
+            assert len(names) == 1 and "pack" not in names[0], (m, names)
         out = gemmtiles.sgemm(sa, sw, tier="tf32", c=c, alpha=0.5, beta=2.0)
         assert_gemm_close(out, sa, sw, c, 0.5, 2.0, precision="tf32")
     x, ws = torch.randn(3, 200, k, device="cuda"), torch.randn(3, k, n, device="cuda")

@@ -216,7 +216,8 @@ def test_tf32_route_is_what_its_model_prices():
     place); B is read in place wherever it can be and a kernel takes it so; the narrow kernel
     runs one product, and up to 128 rows of one product always; an N-major B in place runs the
     narrow kernel's 64- or 128-wide tile up to 128 rows, the transposing kernel past them (or
-    in a batch)."""
+    in a batch); K in slices summed apart runs one product, both operands packed, their
+    partial outputs written and read."""
     rng = random.Random(7)
     kernels = set()
     for _ in range(3000):
@@ -233,22 +234,28 @@ def test_tf32_route_is_what_its_model_prices():
         readable = b_vec and (b_kmajor or n % 4 == 0)
         k_steps_w, by, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, True, b_kmajor, b_vec, sms, True)
         assert k_steps_w == pytest.approx(k_steps)
+        sliced = kernel == "slices"
         b_pack = 0 if b_in_place else 8 * k * n * batch
-        assert by == pytest.approx(b_pack + 4 * m * n * batch)
+        a_pack = 8 * m * k if sliced else 0  # the slices pack A too, and write and read partial outputs
+        parts = 8 * splits * m * n if sliced else 0
+        assert by == pytest.approx(b_pack + a_pack + parts + 4 * m * n * batch)
         # A K-major A of unaligned lines is packed.
         _, by_a, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, False, b_kmajor, b_vec, sms, True)
-        assert by_a == pytest.approx(by + 8 * m * k * batch)
-        assert b_in_place <= readable and (b_in_place or not (readable and b_kmajor))
-        assert (splits > 0) == (kernel == "ampere")
+        assert by_a == pytest.approx(by + (0 if sliced else 8 * m * k * batch))
+        assert b_in_place <= readable and (b_in_place or sliced or not (readable and b_kmajor))
+        assert (splits > 0) == (kernel in ("ampere", "slices"))
         # Without Ampere's kernel (a build without it, or where its launch cannot take the
         # operands) the same route but for it, reading B where it did.
         base = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms, False)
-        assert base[0] != "ampere" and base[3] == b_in_place
-        if kernel != "ampere":
+        assert base[0] != "ampere"
+        if kernel not in ("ampere", "slices"):
             assert base == (kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits)
         if kernel == "ampere":  # its copies move 4 floats along K
             assert batch == 1 and b_in_place and not b_kmajor and k % 4 == 0 and (tile_m, tile_n) == (64, 128)
             assert splits in (1, 2, 3, 4, 6, 8, 12, 16) and (splits == 1 or -(-k // splits) >= 32)
+        elif sliced:  # slices of a multiple of 32, the last one filled past K
+            assert batch == 1 and not b_in_place and tile_m == 128 and tile_n in (32, 64, 128)
+            assert 2 <= splits <= 32 and (splits - 1) * 32 < k
         elif kernel == "narrow":
             assert batch == 1 and tile_m == 128 and tile_n in (32, 64, 128)
             if b_in_place and not b_kmajor:
@@ -257,9 +264,34 @@ def test_tf32_route_is_what_its_model_prices():
             assert False, (m, n, k, b_kmajor, b_vec, kernel)
         if kernel == "transposing":
             assert b_in_place and not b_kmajor and (m > 128 or batch > 1)
-    assert kernels == {"narrow", "transposing", "own", "ampere"}
+    assert kernels == {"narrow", "transposing", "own", "ampere", "slices"}
     with pytest.raises(ValueError, match="tf32_route"):
         _C.tf32_route(0, 1, 1, 1, True, True, 132)
+
+
+def test_tf32_sums_k_slices_apart_on_few_tiles_over_a_deep_k():
+    """Few output tiles over a deep K: rather than share a few tiles' k iterations between the
+    SMs (stream-K), whose partial tiles are added one after another, tf32 cuts K into slices of
+    a multiple of 32, packs both operands slice by slice, runs every slice's narrow tiles at
+    once and adds the partial outputs apart. Its k steps are the busiest SM's waves of those
+    tiles; its bytes both packs and the partial outputs written and read. Not on a large
+    square, nor over a shallow K, nor in a batch."""
+    m, n, k = 21, 358, 8192
+    kernel, tile_m, tile_n, b_in_place, k_steps, _, slices = _C.tf32_route(m, n, k, 1, True, True, 132, True)
+    assert (kernel, tile_m, b_in_place) == ("slices", 128, False) and 2 <= slices <= 32
+    slice_k = -(-(-(-k // slices)) // 32) * 32
+    assert -(-k // slice_k) == slices
+    step = {32: 160 / 384, 64: 0.5, 128: 0.64}[tile_n]
+    tiles = -(-n // 128) * -(-m // tile_n) * slices
+    assert k_steps == pytest.approx(step * -(-tiles // 132) * slice_k)
+    k_work, by, _ = _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132, True)
+    assert k_work == pytest.approx(k_steps)
+    assert by == pytest.approx(8 * (m + n) * k + 8 * slices * m * n + 4 * m * n)
+    # x @ W likewise: the slices pack B K-major whatever its layout.
+    assert _C.tf32_route(m, n, k, 1, False, True, 132, True)[0] == "slices"
+    assert _C.tf32_route(4096, 4096, 4096, 1, True, True, 132, True)[0] != "slices"
+    assert _C.tf32_route(m, n, 96, 1, True, True, 132, True)[0] != "slices"
+    assert _C.tf32_route(m, n, k, 2, True, True, 132, True)[0] != "slices"
 
 
 def test_ampere_kernel_reads_x_at_w_where_reading_w_is_the_work():
@@ -307,7 +339,9 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     assert k_steps == pytest.approx(1.14 * 0.64 * (32 * 32 + 5 * 128))
     kernel, _, tile_n, _, k_steps, _, _ = _C.tf32_route(64, 4096, 4096, 1, False, True, 132, False)
     assert (kernel, tile_n) == ("narrow", 64)
-    assert k_steps == pytest.approx(1.14 * 0.5 * (32 * 32 + 5 * 2 * 128 * 64 / 192))
+    # Each partial tile added waits for the one before it: 1.13 µs, past the 128 x 64 tile's
+    # bytes (2 x 128 x 64 / 192 k steps of it).
+    assert k_steps == pytest.approx(1.14 * 0.5 * (32 * 32 + 5 * max(2 * 128 * 64 / 192, 1.13 / 0.02179 / 0.5)))
     # With it, Ampere's kernel on 64 x 128 tiles: 64 of them at 128 rows, K in 2 slices, a block
     # an SM, 2048 k a block and a partial tile in and out (2 x 64 x 128 floats, 85.3 k steps of
     # 64 + 128); 32 at 64 rows, in 4 slices of 1024.

@@ -464,9 +464,12 @@ inline double partial_tile_steps(const TensorCoreTile& t) { return 2.0 * double(
 // another (in a fixed order, so every run gives the same bits): each addition moves a partial
 // tile in and out of one SM, 2 x 128 KB for 128 x 256 against the 48 KB of operands of a k
 // iteration, and the chain of them is counted as k steps at that ratio.
-inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t cluster = 2) {
+// fixup: the k steps (of t) that adding one partial tile costs, partial_tile_steps where not
+// given.
+inline double stream_k_steps(int64_t tiles, int64_t K, int64_t sms, const TensorCoreTile& t, int64_t cluster = 2,
+                             double fixup = -1.0) {
   constexpr int64_t kSlice = 32, kMinSlices = 8;
-  const double fixup_steps = partial_tile_steps(t);
+  const double fixup_steps = fixup >= 0.0 ? fixup : partial_tile_steps(t);
   const int64_t wave = std::max<int64_t>(cluster, sms / cluster * cluster);
   const int64_t slices = ceil_div64(K, kSlice);
   const int64_t full = tiles / wave, total = ceil_div64(tiles, wave), tail = tiles - full * wave;
@@ -549,6 +552,13 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
 // tile saves (scripts/tf32_narrow_rows.cu). One product (batch 1: auto folds a batch sharing B
 // into its rows first).
 inline constexpr int64_t kTf32NarrowMaxRows = kTensorCoreTileM;
+// On the narrow kernel's stream-K schedule each partial tile added into a shared tile waits for
+// the one before it: about 1.13 µs apiece (the least-squares fit of the narrow kernel's times
+// against its splits on 77 products of the training seed, most on 128 x 32 tiles, H200;
+// docs/measurements/2026-11-30/tf32-splits-seed101-h200.txt), in 128 x 256 tiles' k steps: past
+// the bytes of a partial tile that partial_tile_steps counts for the 32- and 64-wide tiles, so
+// each addition costs the larger of the two.
+inline constexpr double kTf32NarrowPartialTileSteps = 1.13 / kTensorCoreModel.wave_k_us;
 inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 32, 160.0 / 384.0}, {128, 64, 0.5}, {128, 128, 0.64}};
 struct Tf32Narrow {
   const TensorCoreTile* tile = nullptr;  // none: the narrow kernel does not take the product
@@ -557,7 +567,8 @@ struct Tf32Narrow {
 inline Tf32Narrow tf32_narrow(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, int64_t sms) {
   if (batch != 1 || (!b_kmajor && M > kTf32NarrowMaxRows)) return {};
   const auto steps = [&](const TensorCoreTile& t) {
-    return t.step * stream_k_steps(ceil_div64(N, t.m) * ceil_div64(M, t.n), K, sms, t, 1);
+    return t.step * stream_k_steps(ceil_div64(N, t.m) * ceil_div64(M, t.n), K, sms, t, 1,
+                                   std::max(partial_tile_steps(t), kTf32NarrowPartialTileSteps / t.step));
   };
   if (!b_kmajor) {
     const TensorCoreTile& t = M <= 64 ? kTf32NarrowTiles[1] : kTf32NarrowTiles[2];
@@ -622,6 +633,11 @@ struct Tf32BRoute {
   // Ampere's kernel (tf32_ampere) on this many splits, where it runs (k_steps then its); the
   // fields above are the route it stands in for, where its launch cannot take the operands.
   int64_t ampere_splits = 0;
+  // K in this many slices summed apart (tf32_slices), where they run (one product; k_steps
+  // then theirs); the fields above are the route they stand in for in a batch.
+  int64_t slices = 0;
+  int64_t slice_k = 0;                           // a slice's K, a multiple of 32
+  const TensorCoreTile* slice_tile = nullptr;  // the narrow kernel's tile they run on
 };
 // What a byte of B weighs in the read of it on `r`: where a wgmma kernel transposes an N-major
 // B^T into registers, its kernel's transposition factor (its loads wait on the transposition as
@@ -657,18 +673,88 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
 // tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps are priced from whole
 // waves of one large product, and near a tie the wgmma kernels, whose math is the faster, stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
+// tf32 on few tiles over a deep K, as cuBLAS TF32 runs it: K cut into slices of slice_k (a
+// multiple of 32), each slice of A and B packed K-major (the last filled with zeros past K),
+// the narrow kernel running every slice's tiles at once (a batch, data-parallel) into partial
+// outputs, and a pass adding them in order (the same bits every run). Where stream-K shares a
+// few tiles' k iterations between the SMs, each tile's partial tiles are added one after
+// another, waiting on each other (docs/tensor-cores.md); here they are added all at once. The
+// slices, of kTf32SliceCounts, and the narrow tile are those of the least time: the k steps of
+// the busiest SM (its waves of slice tiles, a slice each) and the partial outputs written and
+// read. One product.
+inline constexpr int64_t kTf32SliceCounts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+struct Tf32Slices {
+  int64_t slices = 0;  // none: no slicing runs faster than one slice
+  int64_t slice_k = 0;
+  const TensorCoreTile* tile = nullptr;
+  double k_steps = 0;
+};
+// K in about `count` slices (fewer where slices of 32 take all of K) on the narrow tile of the
+// least time; none where that is one slice.
+inline Tf32Slices tf32_slices_of(int64_t M, int64_t N, int64_t K, int64_t sms, int64_t count, double* time_us = nullptr) {
+  const TensorCoreModel& m = kTensorCoreModel;
+  const int64_t slice_k = ceil_div64(ceil_div64(K, std::max<int64_t>(1, count)), 32) * 32;
+  const int64_t slices = ceil_div64(K, slice_k);
+  Tf32Slices best;
+  if (slices < 2) return best;
+  double best_us = 0;
+  for (const TensorCoreTile& t : kTf32NarrowTiles) {
+    const int64_t tiles = ceil_div64(N, t.m) * ceil_div64(M, t.n) * slices;
+    const double k_steps = t.step * double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(slice_k);
+    const double us = k_steps * m.wave_k_us + 8.0 * double(slices) * double(M) * double(N) / m.bytes_per_us;
+    if (!best.tile || us < best_us) {
+      best = {slices, slice_k, &t, k_steps};
+      best_us = us;
+    }
+  }
+  if (time_us) *time_us = best_us;
+  return best;
+}
+inline Tf32Slices tf32_slices(int64_t M, int64_t N, int64_t K, int64_t sms) {
+  Tf32Slices best;
+  double best_us = 0;
+  for (int64_t count : kTf32SliceCounts) {
+    double us = 0;
+    const Tf32Slices s = tf32_slices_of(M, N, K, sms, count, &us);
+    if (s.slices == 0) break;
+    if (!best.tile || us < best_us) {
+      best = s;
+      best_us = us;
+    }
+  }
+  return best;
+}
+
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms, bool ampere) {
   Tf32BRoute route = tf32_wgmma_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
-  if (!ampere || b_kmajor || batch != 1 || K % 4 != 0 || !route.b_as_it_is) return route;
+  if (batch != 1) return route;
   const TensorCoreModel& m = kTensorCoreModel;
   const auto time_us = [&](double k_steps, double b_weight) {
     return std::max(k_steps * m.wave_k_us, 4.0 * (double(M) + b_weight * double(N)) * double(K) / m.bytes_per_us);
   };
-  const Tf32Ampere a = tf32_ampere(M, N, K, sms);
-  if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, tf32_b_weight(route, false))) {
-    route.ampere_splits = a.splits;
-    route.k_steps = a.k_steps;
+  if (ampere && !b_kmajor && K % 4 == 0 && route.b_as_it_is) {
+    const Tf32Ampere a = tf32_ampere(M, N, K, sms);
+    if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, tf32_b_weight(route, false))) {
+      route.ampere_splits = a.splits;
+      route.k_steps = a.k_steps;
+    }
+  }
+  // The slices where they take under kTf32AmpereMargin of the route's time with B's pack:
+  // theirs with both operands' packs, the partial outputs' bytes and the two passes' launches
+  // (A's pack, which the route may run too, is counted against the slices alone).
+  if (const Tf32Slices sl = tf32_slices(M, N, K, sms); sl.slices > 0) {
+    const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor)) +
+                            (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);
+    const double slices_us =
+        sl.k_steps * m.wave_k_us + 3.0 * kPackLaunchUs +
+        8.0 * ((double(M) + double(N)) * double(K) + double(sl.slices) * double(M) * double(N)) / m.bytes_per_us;
+    if (slices_us < kTf32AmpereMargin * route_us) {
+      route.slices = sl.slices;
+      route.slice_k = sl.slice_k;
+      route.slice_tile = sl.tile;
+      route.k_steps = sl.k_steps;
+    }
   }
   return route;
 }
@@ -678,7 +764,8 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 // waves of its tiles, data-parallel, over three K), and the bytes of the passes around the
 // kernel. An operand is packed (read once, written K-major) unless tf32 reads it in place:
 // K-major with 16-byte aligned lines (a_vec, b_vec), or an N-major B where
-// tf32_b_route reads it so (then on that kernel's tiles and k steps); tf32x3 splits both
+// tf32_b_route reads it so (then on that kernel's tiles and k steps), unless K runs in slices
+// (both packed, and their partial outputs written and read); tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, tf32x3 to a scratch and copies it where its rows are
 // not 16-byte aligned (N not a multiple of 4). gemmtiles.tensor_core_model fits the model to
@@ -698,15 +785,17 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   double k_steps = double(ceil_div64(x3_tiles, std::max<int64_t>(1, sms))) * double(3 * K);
   bool b_inplace = false;  // B read as it lies
   double b_weight = 1.0;
+  int64_t slices = 0;  // K in slices summed apart
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere);
     k_steps = route.k_steps;
-    b_inplace = route.b_as_it_is;
-    b_weight = tf32_b_weight(route, b_kmajor);
+    slices = route.slices;
+    b_inplace = route.b_as_it_is && slices == 0;
+    b_weight = slices ? 1.0 : tf32_b_weight(route, b_kmajor);
   }
-  const bool a_inplace = a_kmajor && a_vec;
+  const bool a_inplace = a_kmajor && a_vec && slices == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
-  double bytes = 0;
+  double bytes = 8.0 * double(slices) * double(M) * double(N);  // the slices' partial outputs, out and in
   if (x3 || !a_inplace) bytes += pack * double(M) * double(K) * double(batch);
   if (x3 || !b_inplace) bytes += pack * double(K) * double(N) * double(batch);
   if (x3 && N % 4 != 0) bytes += 8.0 * double(M) * double(N) * double(batch);

@@ -273,7 +273,8 @@ PyObject* py_tensor_core_work(PyObject*, PyObject* args) {
 // registers, 128 x 256 tiles of C^T), "own" (tf32's K-major kernel on tf32_tiling's tile) or
 // "ampere" (Ampere's TF32 kernel on tile_m x tile_n tiles of C, K in `splits` slices, reading an
 // N-major B as it lies; the launch runs the route before where it cannot take the operands;
-// ampere False: the route without it);
+// ampere False: the route without it), or "slices" (K in `splits` slices summed apart, on the
+// narrow kernel's tile_m x tile_n tiles of C^T, both operands packed);
 // b_in_place: B read where it lies, else packed K-major first; k_steps: its busiest SM's, in
 // 128 x 256 tiles' steps; own_tile_n: the width of tf32_tiling's 128-row tile, the one tf32's
 // own kernel would run.
@@ -288,15 +289,20 @@ PyObject* py_tf32_route(PyObject*, PyObject* args) {
   const gemmtiles::Tf32BRoute r =
       gemmtiles::tf32_b_route(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms, ampere != 0);
   const gemmtiles::TensorCoreTile& own = *gemmtiles::tf32_tiling(M, N, K, batch, sms).tile;
-  const bool on_ampere = r.ampere_splits > 0;
-  const gemmtiles::TensorCoreTile& t = on_ampere        ? gemmtiles::kTf32AmpereTile
+  const bool on_ampere = r.ampere_splits > 0 && r.slices == 0;
+  const gemmtiles::TensorCoreTile& t = r.slices         ? *r.slice_tile
+                                       : on_ampere      ? gemmtiles::kTf32AmpereTile
                                        : r.narrow       ? *r.narrow
                                        : r.transposes_b ? gemmtiles::kTf32Tiles[0]
                                                         : own;
-  const char* kernel = on_ampere ? "ampere" : r.narrow ? "narrow" : r.transposes_b ? "transposing" : "own";
+  const char* kernel = r.slices        ? "slices"
+                       : on_ampere      ? "ampere"
+                       : r.narrow       ? "narrow"
+                       : r.transposes_b ? "transposing"
+                                        : "own";
   return Py_BuildValue("(sLLOdLL)", kernel, static_cast<long long>(t.m), static_cast<long long>(t.n),
-                       r.b_as_it_is ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n),
-                       static_cast<long long>(r.ampere_splits));
+                       r.b_as_it_is && !r.slices ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n),
+                       static_cast<long long>(r.slices ? r.slices : on_ampere ? r.ampere_splits : 0));
 }
 
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,
@@ -678,6 +684,20 @@ PyObject* py_force_tf32_splits(PyObject*, PyObject* args) {
 #endif
 }
 
+// gemmtiles._C.force_tf32_slices(slices=0): every later tf32 call of one product runs K in
+// about `slices` slices summed apart, for measurement; below 2 ends it.
+PyObject* py_force_tf32_slices(PyObject*, PyObject* args) {
+  int slices = 0;
+  if (!PyArg_ParseTuple(args, "|i", &slices)) return nullptr;
+#if GEMMTILES_SM90A
+  gemmtiles::force_tf32_slices(slices);
+  Py_RETURN_NONE;
+#else
+  PyErr_SetString(PyExc_RuntimeError, "force_tf32_slices: this build of gemmtiles has no sm_90a kernels");
+  return nullptr;
+#endif
+}
+
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
@@ -876,8 +896,8 @@ PyMethodDef methods[] = {
      "read_bytes), the features of auto's tensor-core model."},
     {"tf32_route", py_tf32_route, METH_VARARGS,
      "tf32_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere=<build>): (kernel, tile_m, tile_n, b_in_place, k_steps, own_tile_n, "
-     "splits), how tf32 runs B: on its narrow kernel, the kernel transposing an N-major B, its own, or Ampere's "
-     "kernel (K in splits slices); B in place or packed."},
+     "splits), how tf32 runs B: on its narrow kernel, the kernel transposing an N-major B, its own, Ampere's "
+     "kernel (K in splits slices), or K in splits slices summed apart ('slices'); B in place or packed."},
     {"tensor_cores_pay", py_tensor_cores_pay, METH_VARARGS,
      "tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms, model, exact_us, "
      "ampere=<build>, floor_bytes_per_us=<model's bytes_per_us>): whether auto's rule runs the tensor-core tier, "
@@ -964,6 +984,9 @@ PyMethodDef methods[] = {
     {"force_tf32_splits", py_force_tf32_splits, METH_VARARGS,
      "force_tf32_splits(splits=-1): tf32's wgmma kernels on splits from now on (0: CUTLASS's heuristic; s >= 1: "
      "K in s splits a tile), for measurement; -1 ends it."},
+    {"force_tf32_slices", py_force_tf32_slices, METH_VARARGS,
+     "force_tf32_slices(slices=0): every later tf32 call of one product runs K in about slices slices summed apart, "
+     "for measurement; below 2 ends it."},
     {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
      "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};

@@ -21,5 +21,9 @@ void launch_tf32x3_sm90a(const GemmProblem& p);
 // (0: CUTLASS's heuristic decomposition, the plan's own; s >= 1: each tile's K in s splits, 1
 // data-parallel; Ampere's kernel keeps its plan's splits); a negative value ends it.
 void force_tf32_splits(int splits);
+// For measurement: every later tf32 call of one product runs K in about `slices` slices summed
+// apart (tf32_slices_of in auto/plan.h), where K holds two slices of 32 or more, instead of
+// what its plan gives; a value below 2 ends it.
+void force_tf32_slices(int slices);
 
 }  // namespace gemmtiles

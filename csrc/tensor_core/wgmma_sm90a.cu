@@ -252,8 +252,9 @@ struct Aligned {
   int splits = 0;
 };
 
-// The schedule tf32's stream-K kernels are forced to (force_tf32_splits), -1 for none.
-std::atomic<int> forced_tf32_splits{-1};
+// The schedule tf32's stream-K kernels are forced to (force_tf32_splits), -1 for none; the K
+// slices one product is forced to, 0 for none (force_tf32_slices).
+std::atomic<int> forced_tf32_splits{-1}, forced_tf32_slices{0};
 
 template <class Config>
 void run_gemm(const Aligned& g) {
@@ -347,7 +348,8 @@ void run_swapped(const Aligned& g) {
 // g (one product) on the narrow kernel's tile 128 x kWidth (tf32_narrow).
 template <class LayoutA, int kWidth>
 void run_tf32_narrow_as(const Aligned& g) {
-  TORCH_INTERNAL_ASSERT(g.batch == 1, "gemmtiles::tf32: the narrow kernel runs one product");
+  // A batch runs data-parallel only (the K slices of run_tf32_slices).
+  TORCH_INTERNAL_ASSERT(g.batch == 1 || g.splits == 1, "gemmtiles::tf32: the narrow kernel runs one product");
   run_swapped<Tf32NarrowConfig<cute::Shape<_128, cute::Int<kWidth>, _32>, LayoutA>>(g);
 }
 
@@ -370,7 +372,8 @@ GemmFn tf32_narrow_kernel(const TensorCoreTile& t, bool b_kmajor) {
 
 // ---------------------------------------------------------------------------------------
 // The pack pass: dst[z][r][j] (rows of length >= J at stride ld, batches at dst_bs) from
-// src element (z, r, j), through a 64 x 64 shared tile so that both the reads (along src's
+// src element (z, r, j), j < J - z * J_step (a batch of K slices of one row: J_step the
+// slice's length, J the row's), through a 64 x 64 shared tile so that both the reads (along src's
 // unit stride) and the writes (along j) coalesce. Each thread holds 16 elements: all its
 // loads are issued before the first is stored, so that enough bytes are in flight to keep
 // the memory busy (the pass is a copy, bound by bandwidth).
@@ -388,10 +391,11 @@ __device__ __forceinline__ float round_tf32(float x) {
 template <Pack kPack>
 __global__ void __launch_bounds__(32 * kPackRowsPerPass)
 pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* dst, int64_t ld, int64_t dst_bs,
-            int64_t r_pad) {
+            int64_t r_pad, int64_t J_step) {
   __shared__ float tile[kPackTile][kPackTile + 1];
   const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * kPackTile, j0 = int64_t(blockIdx.x) * kPackTile;
   const float* s = src.ptr + z * src.bs;
+  J -= z * J_step;
   float v[kPackPasses][2];
 #pragma unroll
   for (int i = 0; i < kPackPasses; ++i) {
@@ -445,10 +449,10 @@ pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* d
 }
 
 // dst (batch of r_pad x J_pad, rows at stride ld; kLoHiHi / kHiLoHi: three sections of
-// J_pad per row) from src's R x J, zero past R and J.
+// J_pad per row) from src's R x J, zero past R and J (past J - z * J_step in entry z).
 template <Pack kPack>
 void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld, int64_t dst_bs,
-          int64_t r_pad, int64_t J_pad) {
+          int64_t r_pad, int64_t J_pad, int64_t J_step = 0) {
   constexpr int64_t kMaxGridYZ = 65535;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool j_fast = src.cs == 1 || (src.rs != 1 && std::abs(src.cs) <= std::abs(src.rs));
@@ -460,8 +464,8 @@ void pack(View src, int64_t batch, int64_t R, int64_t J, float* dst, int64_t ld,
       const dim3 grid(static_cast<unsigned>(ceil_div(J_pad, kPackTile)), static_cast<unsigned>(ceil_div(rows, kPackTile)),
                       static_cast<unsigned>(zs));
       pack_kernel<kPack><<<grid, dim3(32, kPackRowsPerPass), 0, stream>>>(
-          s, std::max<int64_t>(0, std::min(rows, R - r0)), J, J_pad, j_fast,
-          dst + z0 * dst_bs + r0 * ld, ld, dst_bs, rows);
+          s, std::max<int64_t>(0, std::min(rows, R - r0)), J - z0 * J_step, J_pad, j_fast,
+          dst + z0 * dst_bs + r0 * ld, ld, dst_bs, rows, J_step);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   }
@@ -489,6 +493,22 @@ void fill(View c, int64_t batch, int64_t M, int64_t N, float* out, int64_t out_r
                                             out_bs);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
+  }
+}
+
+// out[m][n] = alpha * (parts[0][m][n] + ... + parts[slices - 1][m][n]) + beta * c (c read
+// where beta != 0): the K slices of run_tf32_slices added in their order, the same bits every
+// run.
+__global__ void sum_slices_kernel(const float* parts, int64_t slices, int64_t M, int64_t N, float alpha,
+                                  float beta, View c, float* out, int64_t out_rs) {
+  const int64_t mn = M * N;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += int64_t(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (int64_t z = 0; z < slices; ++z) sum += parts[z * mn + i];
+    const int64_t m = i / N, n = i - m * N;
+    float v = alpha * sum;
+    if (beta != 0.0f) v += beta * c.ptr[m * c.rs + n * c.cs];
+    out[m * out_rs + n] = v;
   }
 }
 
@@ -606,6 +626,38 @@ void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, cons
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
 }
 
+// p (one product) as r's K slices (tf32_slices, auto/plan.h): A's and B's slices packed
+// K-major, slice after slice (zeros past K); the narrow kernel on every slice at once into
+// partial outputs; their sum in order, with alpha, beta and c, into p's output.
+void run_tf32_slices(Aligned g, const GemmProblem& p, const Tf32BRoute& r) {
+  TORCH_INTERNAL_ASSERT(p.batch == 1 && r.slices > 0 && r.slice_k % 32 == 0 && r.slice_tile,
+                        "gemmtiles::tf32: K slices of one product");
+  const int64_t slices = r.slices, slice_k = r.slice_k;
+  at::Tensor a_slices = scratch(slices * p.M * slice_k), b_slices = scratch(slices * p.N * slice_k);
+  at::Tensor parts = scratch(slices * p.M * p.N);
+  pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, slice_k * p.a_cs}, slices, p.M, p.K, a_slices.data_ptr<float>(), slice_k,
+                    p.M * slice_k, p.M, slice_k, slice_k);
+  pack<Pack::kCopy>({p.b, p.b_cs, p.b_rs, slice_k * p.b_rs}, slices, p.N, p.K, b_slices.data_ptr<float>(), slice_k,
+                    p.N * slice_k, p.N, slice_k, slice_k);
+  g.batch = slices;
+  g.K = slice_k;
+  g.a = {a_slices.data_ptr<float>(), slice_k, 1, p.M * slice_k};
+  g.b = {b_slices.data_ptr<float>(), 1, slice_k, p.N * slice_k};
+  g.c = nullptr;
+  g.alpha = 1.0f;
+  g.beta = 0.0f;
+  g.out = parts.data_ptr<float>();
+  g.out_rs = p.N;
+  g.out_bs = p.M * p.N;
+  g.splits = 1;  // data-parallel: a block a tile of a slice
+  tf32_narrow_kernel(*r.slice_tile, true)(g);
+  const int64_t mn = p.M * p.N;
+  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(mn, 256), 4 * 1024));
+  sum_slices_kernel<<<blocks, 256, 0, c10::cuda::getCurrentCUDAStream()>>>(
+      parts.data_ptr<float>(), slices, p.M, p.N, p.alpha, p.beta, c_view(p), p.out, p.out_rs);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 }  // namespace
 
 void launch_tf32_sm90a(const GemmProblem& p) {
@@ -620,6 +672,25 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   View a = {p.a, p.a_rs, p.a_cs, p.batch == 1 ? 0 : p.a_bs};
   View b = {p.b, p.b_rs, p.b_cs, b_batch == 1 ? 0 : p.b_bs};
   at::Tensor a_copy, b_copy;
+  // B is read as it is where tf32_b_route (auto/plan.h) finds a kernel that takes it so, else
+  // packed K-major; a batch sharing B runs as batch * M rows against one B (folded, or entry
+  // by entry).
+  const bool b_readable = tma_readable(b, b_batch, p.K, p.N);
+  const bool b_kmajor = b.rs == 1;
+  const int64_t sms = multiprocessors(c10::cuda::current_device());
+  const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable, sms,
+                                        GEMMTILES_CUTLASS != 0);
+  // K in slices summed apart runs one product; a batch runs the route they stand in for.
+  if (const int forced = forced_tf32_slices.load(std::memory_order_relaxed); forced > 0 && p.batch == 1) {
+    if (const Tf32Slices s = tf32_slices_of(p.M, p.N, p.K, sms, forced); s.slices > 0) {
+      Tf32BRoute r = route;
+      r.slices = s.slices;
+      r.slice_k = s.slice_k;
+      r.slice_tile = s.tile;
+      return run_tf32_slices(g, p, r);
+    }
+  }
+  if (route.slices > 0 && p.batch == 1) return run_tf32_slices(g, p, route);
   const bool a_in_place = !(p.batch > 1 && p.a_bs == 0) && tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
   if (!a_in_place) {
     a_copy = scratch(p.batch * p.M * K4);
@@ -627,13 +698,6 @@ void launch_tf32_sm90a(const GemmProblem& p) {
                       a_copy.data_ptr<float>(), K4, p.M * K4, p.M, K4);
     a = {a_copy.data_ptr<float>(), K4, 1, p.M * K4};
   }
-  // B is read as it is where tf32_b_route (auto/plan.h) finds a kernel that takes it so, else
-  // packed K-major; a batch sharing B runs as batch * M rows against one B (folded, or entry
-  // by entry).
-  const bool b_readable = tma_readable(b, b_batch, p.K, p.N);
-  const bool b_kmajor = b.rs == 1;
-  const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable,
-                                        multiprocessors(c10::cuda::current_device()), GEMMTILES_CUTLASS != 0);
 #if GEMMTILES_CUTLASS
   // Ampere's kernel reads an N-major B as it lies (one product; A as it is, or its K-major
   // copy); where its launch does not take the operands (an output or c of unaligned rows),
@@ -684,6 +748,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
 }
 
 void force_tf32_splits(int splits) { forced_tf32_splits.store(splits < 0 ? -1 : splits); }
+void force_tf32_slices(int slices) { forced_tf32_slices.store(slices < 2 ? 0 : slices); }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
   // Up to one K slice deep (kTf32x3MinK in auto/plan.h) the tensor cores would sum all the
