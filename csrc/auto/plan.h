@@ -553,12 +553,13 @@ inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t b
 // into its rows first).
 inline constexpr int64_t kTf32NarrowMaxRows = kTensorCoreTileM;
 // On the narrow kernel's stream-K schedule each partial tile added into a shared tile waits for
-// the one before it: about 1.13 µs apiece (the least-squares fit of the narrow kernel's times
-// against its splits on 77 products of the training seed, most on 128 x 32 tiles, H200;
-// docs/measurements/2026-11-30/tf32-splits-seed101-h200.txt), in 128 x 256 tiles' k steps: past
-// the bytes of a partial tile that partial_tile_steps counts for the 32- and 64-wide tiles, so
-// each addition costs the larger of the two.
-inline constexpr double kTf32NarrowPartialTileSteps = 1.13 / kTensorCoreModel.wave_k_us;
+// the one before it: kTf32NarrowPartialTileUs apiece (the least-squares fit of the narrow
+// kernel's times against its splits on 77 products of the training seed, most on 128 x 32
+// tiles; docs/tensor-cores.md), in 128 x 256 tiles' k steps: past the bytes of a partial tile
+// that partial_tile_steps counts for the 32- and 64-wide tiles, so each addition costs the
+// larger of the two.
+inline constexpr double kTf32NarrowPartialTileUs = 1.13;
+inline constexpr double kTf32NarrowPartialTileSteps = kTf32NarrowPartialTileUs / kTensorCoreModel.wave_k_us;
 inline constexpr TensorCoreTile kTf32NarrowTiles[] = {{128, 32, 160.0 / 384.0}, {128, 64, 0.5}, {128, 128, 0.64}};
 struct Tf32Narrow {
   const TensorCoreTile* tile = nullptr;  // none: the narrow kernel does not take the product
