@@ -7,10 +7,10 @@ products of a random sample. One CSV row per (shape, setting): "cublas-tf32", "p
 """
 from __future__ import annotations
 
-import argparse
 import csv
 
 import torch
+from tf32_splits import sample  # this directory's
 
 import gemmtiles
 from gemmtiles import bench
@@ -21,20 +21,9 @@ COUNTS = (2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seed", type=int, default=101, help="the random sample's seed (tune on one, report on another)")
-    ap.add_argument("--count", type=int, default=90, help="products to time")
-    ap.add_argument("--max-rows", type=int, default=512, help="products of at most this many rows (M x batch)")
-    ap.add_argument("--out", required=True, help="the CSV to write")
-    args = ap.parse_args()
-    if not torch.cuda.is_available() or not _C.sm90a_kernels():
-        raise SystemExit("tf32_slices.py: needs a CUDA GPU and a build with the sm_90a kernels")
-
-    torch.set_float32_matmul_precision("high")
+    args, shapes = sample(__doc__, "tf32_slices.py")
     dev = torch.device("cuda")
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
-              if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
     g = torch.Generator().manual_seed(0)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)

@@ -21,21 +21,28 @@ from gemmtiles.exact_fit import _flags
 SPLITS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def sample(doc: str, script: str):
+    """The command line of a script timing tf32 on a random sample's products (this one and
+    scripts/tf32_slices.py): its arguments, and the first --count products of --seed's sample
+    of at most --max-rows rows (M x batch) and one B, under torch's "high"."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=101, help="the random sample's seed (tune on one, report on another)")
     ap.add_argument("--count", type=int, default=90, help="products to time")
     ap.add_argument("--max-rows", type=int, default=512, help="products of at most this many rows (M x batch)")
     ap.add_argument("--out", required=True, help="the CSV to write")
     args = ap.parse_args()
     if not torch.cuda.is_available() or not _C.sm90a_kernels():
-        raise SystemExit("tf32_splits.py: needs a CUDA GPU and a build with the sm_90a kernels")
-
+        raise SystemExit(f"{script}: needs a CUDA GPU and a build with the sm_90a kernels")
     torch.set_float32_matmul_precision("high")
-    dev = torch.device("cuda")
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
     shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
               if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
+    return args, shapes
+
+
+def main() -> None:
+    args, shapes = sample(__doc__, "tf32_splits.py")
+    dev = torch.device("cuda")
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
     g = torch.Generator().manual_seed(0)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)

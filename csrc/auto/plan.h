@@ -685,7 +685,7 @@ inline constexpr double kTf32AmpereMargin = 0.9;
 // read. One product.
 inline constexpr int64_t kTf32SliceCounts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
 struct Tf32Slices {
-  int64_t slices = 0;  // none: no slicing runs faster than one slice
+  int64_t slices = 0;  // none: K holds fewer than two slices of 32
   int64_t slice_k = 0;
   const TensorCoreTile* tile = nullptr;
   double k_steps = 0;
@@ -742,8 +742,9 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
     }
   }
   // The slices where they take under kTf32AmpereMargin of the route's time with B's pack:
-  // theirs with both operands' packs, the partial outputs' bytes and the two passes' launches
-  // (A's pack, which the route may run too, is counted against the slices alone).
+  // theirs with both operands' packs, the partial outputs' bytes and the launches of their
+  // three passes (both packs and the sum; A's pack, which the route may run too, is counted
+  // against the slices alone).
   if (const Tf32Slices sl = tf32_slices(M, N, K, sms); sl.slices > 0) {
     const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor)) +
                             (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);

@@ -669,34 +669,37 @@ PyObject* py_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
+// The measurement switches of the sm_90a build (tensor_core/tensor_core.h): one int, `fallback`
+// where not given, to `set`; a build without those kernels (set null) raises.
+PyObject* force_sm90a(PyObject* args, const char* name, int fallback, void (*set)(int)) {
+  int value = fallback;
+  if (!PyArg_ParseTuple(args, "|i", &value)) return nullptr;
+  if (set == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "%s: this build of gemmtiles has no sm_90a kernels", name);
+    return nullptr;
+  }
+  set(value);
+  Py_RETURN_NONE;
+}
+#if GEMMTILES_SM90A
+#define GEMMTILES_SM90A_SETTER(fn) (&gemmtiles::fn)
+#else
+#define GEMMTILES_SM90A_SETTER(fn) nullptr
+#endif
+
 // gemmtiles._C.force_tf32_splits(splits=-1): tf32's wgmma kernels on `splits` from now on (0:
 // CUTLASS's heuristic decomposition; s >= 1: each tile's K in s splits), for measurement
-// (scripts/tf32_splits.py); -1 ends it (tensor_core/tensor_core.h).
+// (scripts/tf32_splits.py); -1 ends it.
 PyObject* py_force_tf32_splits(PyObject*, PyObject* args) {
-  int splits = -1;
-  if (!PyArg_ParseTuple(args, "|i", &splits)) return nullptr;
-#if GEMMTILES_SM90A
-  gemmtiles::force_tf32_splits(splits);
-  Py_RETURN_NONE;
-#else
-  PyErr_SetString(PyExc_RuntimeError, "force_tf32_splits: this build of gemmtiles has no sm_90a kernels");
-  return nullptr;
-#endif
+  return force_sm90a(args, "force_tf32_splits", -1, GEMMTILES_SM90A_SETTER(force_tf32_splits));
 }
 
 // gemmtiles._C.force_tf32_slices(slices=0): every later tf32 call of one product runs K in
-// about `slices` slices summed apart, for measurement; below 2 ends it.
+// about `slices` slices summed apart, for measurement (scripts/tf32_slices.py); below 2 ends it.
 PyObject* py_force_tf32_slices(PyObject*, PyObject* args) {
-  int slices = 0;
-  if (!PyArg_ParseTuple(args, "|i", &slices)) return nullptr;
-#if GEMMTILES_SM90A
-  gemmtiles::force_tf32_slices(slices);
-  Py_RETURN_NONE;
-#else
-  PyErr_SetString(PyExc_RuntimeError, "force_tf32_slices: this build of gemmtiles has no sm_90a kernels");
-  return nullptr;
-#endif
+  return force_sm90a(args, "force_tf32_slices", 0, GEMMTILES_SM90A_SETTER(force_tf32_slices));
 }
+#undef GEMMTILES_SM90A_SETTER
 
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }

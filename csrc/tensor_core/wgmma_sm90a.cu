@@ -7,7 +7,9 @@
 // is cheaper, on a kernel that computes C^T with B^T as the MMA's A, copied into registers
 // transposed a K slice ahead of its MMAs (Tf32TransposedB); other layouts are repacked
 // K-major by the pack pass. An output of up to 128 rows, and x @ W^T where its model finds it
-// faster, runs tf32 as C^T = B^T A^T on tiles narrow along C's rows (Tf32NarrowConfig).
+// faster, runs tf32 as C^T = B^T A^T on tiles narrow along C's rows (Tf32NarrowConfig); few
+// such tiles over a deep K run K in slices, every slice's tiles at once, summed by a pass of
+// their own (run_tf32_slices).
 //
 //   tf32    the GEMM as it is: the tensor cores round A and B to TF32 (10 mantissa bits).
 //   tf32x3  the pack pass splits each operand x into hi = tf32(x) and lo = tf32(x - hi),
