@@ -21,10 +21,7 @@ COUNTS = (2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def main() -> None:
-    args, shapes = sample(__doc__, "tf32_slices.py")
-    dev = torch.device("cuda")
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    g = torch.Generator().manual_seed(0)
+    args, shapes, dev, sms, g = sample(__doc__, "tf32_slices.py")
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["shape", "m", "n", "k", "layout", "route", "slices", "setting", "us"])

@@ -23,8 +23,9 @@ SPLITS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 def sample(doc: str, script: str):
     """The command line of a script timing tf32 on a random sample's products (this one and
-    scripts/tf32_slices.py): its arguments, and the first --count products of --seed's sample
-    of at most --max-rows rows (M x batch) and one B, under torch's "high"."""
+    scripts/tf32_slices.py): its arguments, the first --count products of --seed's sample of
+    at most --max-rows rows (M x batch) and one B, the GPU, its SMs and the operands' generator,
+    under torch's "high"."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=101, help="the random sample's seed (tune on one, report on another)")
     ap.add_argument("--count", type=int, default=90, help="products to time")
@@ -36,14 +37,13 @@ def sample(doc: str, script: str):
     torch.set_float32_matmul_precision("high")
     shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
               if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
-    return args, shapes
+    dev = torch.device("cuda")
+    return args, shapes, dev, torch.cuda.get_device_properties(dev).multi_processor_count, \
+        torch.Generator().manual_seed(0)
 
 
 def main() -> None:
-    args, shapes = sample(__doc__, "tf32_splits.py")
-    dev = torch.device("cuda")
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    g = torch.Generator().manual_seed(0)
+    args, shapes, dev, sms, g = sample(__doc__, "tf32_splits.py")
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["shape", "m", "n", "k", "layout", "batch", "route", "tile_n", "splits", "us"])
