@@ -3,6 +3,9 @@ runs) against every tile's K in s splits (1: data-parallel; the partial tiles su
 another in a fixed order), forced through gemmtiles._C.force_tf32_splits, on products of a
 random sample, with cuBLAS TF32 in the same run. One CSV row per (shape, schedule): splits 0
 is the heuristic, -1 cuBLAS TF32; route and tile_n are tf32_route's kernel and tile width.
+The switch moves the stream-K kernels alone: a product that tf32 runs in K slices summed apart
+(route "slices") runs those on every row, and a batch sharing B, whose route is asked of its
+rows together, runs on the tier the route the slices stand in for.
 
     python scripts/tf32_splits.py --seed 101 --count 90 --max-rows 512 --out splits.csv
 """

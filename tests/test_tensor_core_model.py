@@ -248,6 +248,8 @@ def test_tf32_route_is_what_its_model_prices():
         # operands) the same route but for it, reading B where it did.
         base = _C.tf32_route(m, n, k, batch, b_kmajor, b_vec, sms, False)
         assert base[0] != "ampere"
+        if "slices" not in (kernel, base[0]):
+            assert base[3] == b_in_place
         if kernel not in ("ampere", "slices"):
             assert base == (kernel, tile_m, tile_n, b_in_place, k_steps, own_n, splits)
         if kernel == "ampere":  # its copies move 4 floats along K
