@@ -616,6 +616,49 @@ inline Tf32Ampere tf32_ampere(int64_t M, int64_t N, int64_t K, int64_t sms) {
   return best;
 }
 
+// tf32 on few tiles over a deep K, as cuBLAS TF32 runs it: K cut into slices of slice_k (a
+// multiple of 32), each slice of A and B packed K-major (the last filled with zeros past K),
+// the narrow kernel running every slice's tiles at once (a batch, data-parallel) into partial
+// outputs, and a pass adding them in order (the same bits every run). Where stream-K shares a
+// few tiles' k iterations between the SMs, each tile's partial tiles are added one after
+// another, waiting on each other (docs/tensor-cores.md); here they are added all at once. The
+// slices, of kTf32SliceCounts, and the narrow tile are those of the least time: the k steps of
+// the busiest SM (its waves of slice tiles, a slice each) and the partial outputs written and
+// read. One product.
+inline constexpr int64_t kTf32SliceCounts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+struct Tf32Slices {
+  int64_t slices = 0;  // none: K holds fewer than two slices of 32
+  int64_t slice_k = 0;
+  const TensorCoreTile* tile = nullptr;
+  double k_steps = 0;
+  double us = 0;  // the k steps and the partial outputs' bytes, at the model's rates
+};
+// K in about `count` slices (fewer where slices of 32 take all of K) on the narrow tile of the
+// least time; none where that is one slice.
+inline Tf32Slices tf32_slices_of(int64_t M, int64_t N, int64_t K, int64_t sms, int64_t count) {
+  const TensorCoreModel& m = kTensorCoreModel;
+  const int64_t slice_k = ceil_div64(ceil_div64(K, std::max<int64_t>(1, count)), 32) * 32;
+  const int64_t slices = ceil_div64(K, slice_k);
+  Tf32Slices best;
+  if (slices < 2) return best;
+  for (const TensorCoreTile& t : kTf32NarrowTiles) {
+    const int64_t tiles = ceil_div64(N, t.m) * ceil_div64(M, t.n) * slices;
+    const double k_steps = t.step * double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(slice_k);
+    const double us = k_steps * m.wave_k_us + 8.0 * double(slices) * double(M) * double(N) / m.bytes_per_us;
+    if (!best.tile || us < best.us) best = {slices, slice_k, &t, k_steps, us};
+  }
+  return best;
+}
+inline Tf32Slices tf32_slices(int64_t M, int64_t N, int64_t K, int64_t sms) {
+  Tf32Slices best;
+  for (int64_t count : kTf32SliceCounts) {
+    const Tf32Slices s = tf32_slices_of(M, N, K, sms, count);
+    if (s.slices == 0) break;
+    if (!best.tile || s.us < best.us) best = s;
+  }
+  return best;
+}
+
 // How tf32 runs B and the k steps of its busiest SM. B is read as it is where it can be (b_vec:
 // 16-byte aligned lines, and N a multiple of 4 for an N-major B: CUTLASS's alignment; TMA
 // needs the lines alone, and reads any K, filling the last slice past it with zeros) and a
@@ -634,11 +677,9 @@ struct Tf32BRoute {
   // Ampere's kernel (tf32_ampere) on this many splits, where it runs (k_steps then its); the
   // fields above are the route it stands in for, where its launch cannot take the operands.
   int64_t ampere_splits = 0;
-  // K in this many slices summed apart (tf32_slices), where they run (one product; k_steps
-  // then theirs); the fields above are the route they stand in for in a batch.
-  int64_t slices = 0;
-  int64_t slice_k = 0;                           // a slice's K, a multiple of 32
-  const TensorCoreTile* slice_tile = nullptr;  // the narrow kernel's tile they run on
+  // K in slices summed apart (tf32_slices), where they run (one product; k_steps then
+  // theirs); the fields above are the route they stand in for in a batch.
+  Tf32Slices k_slices = {};
 };
 // What a byte of B weighs in the read of it on `r`: where a wgmma kernel transposes an N-major
 // B^T into registers, its kernel's transposition factor (its loads wait on the transposition as
@@ -674,58 +715,6 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
 // tf32_b_weight, as tensor_core_work does). The margin: Ampere's k steps are priced from whole
 // waves of one large product, and near a tie the wgmma kernels, whose math is the faster, stay.
 inline constexpr double kTf32AmpereMargin = 0.9;
-// tf32 on few tiles over a deep K, as cuBLAS TF32 runs it: K cut into slices of slice_k (a
-// multiple of 32), each slice of A and B packed K-major (the last filled with zeros past K),
-// the narrow kernel running every slice's tiles at once (a batch, data-parallel) into partial
-// outputs, and a pass adding them in order (the same bits every run). Where stream-K shares a
-// few tiles' k iterations between the SMs, each tile's partial tiles are added one after
-// another, waiting on each other (docs/tensor-cores.md); here they are added all at once. The
-// slices, of kTf32SliceCounts, and the narrow tile are those of the least time: the k steps of
-// the busiest SM (its waves of slice tiles, a slice each) and the partial outputs written and
-// read. One product.
-inline constexpr int64_t kTf32SliceCounts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
-struct Tf32Slices {
-  int64_t slices = 0;  // none: K holds fewer than two slices of 32
-  int64_t slice_k = 0;
-  const TensorCoreTile* tile = nullptr;
-  double k_steps = 0;
-};
-// K in about `count` slices (fewer where slices of 32 take all of K) on the narrow tile of the
-// least time; none where that is one slice.
-inline Tf32Slices tf32_slices_of(int64_t M, int64_t N, int64_t K, int64_t sms, int64_t count, double* time_us = nullptr) {
-  const TensorCoreModel& m = kTensorCoreModel;
-  const int64_t slice_k = ceil_div64(ceil_div64(K, std::max<int64_t>(1, count)), 32) * 32;
-  const int64_t slices = ceil_div64(K, slice_k);
-  Tf32Slices best;
-  if (slices < 2) return best;
-  double best_us = 0;
-  for (const TensorCoreTile& t : kTf32NarrowTiles) {
-    const int64_t tiles = ceil_div64(N, t.m) * ceil_div64(M, t.n) * slices;
-    const double k_steps = t.step * double(ceil_div64(tiles, std::max<int64_t>(1, sms))) * double(slice_k);
-    const double us = k_steps * m.wave_k_us + 8.0 * double(slices) * double(M) * double(N) / m.bytes_per_us;
-    if (!best.tile || us < best_us) {
-      best = {slices, slice_k, &t, k_steps};
-      best_us = us;
-    }
-  }
-  if (time_us) *time_us = best_us;
-  return best;
-}
-inline Tf32Slices tf32_slices(int64_t M, int64_t N, int64_t K, int64_t sms) {
-  Tf32Slices best;
-  double best_us = 0;
-  for (int64_t count : kTf32SliceCounts) {
-    double us = 0;
-    const Tf32Slices s = tf32_slices_of(M, N, K, sms, count, &us);
-    if (s.slices == 0) break;
-    if (!best.tile || us < best_us) {
-      best = s;
-      best_us = us;
-    }
-  }
-  return best;
-}
-
 inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                int64_t sms, bool ampere) {
   Tf32BRoute route = tf32_wgmma_b_route(M, N, K, batch, b_kmajor, b_vec, sms);
@@ -749,12 +738,9 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
     const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor)) +
                             (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);
     const double slices_us =
-        sl.k_steps * m.wave_k_us + 3.0 * kPackLaunchUs +
-        8.0 * ((double(M) + double(N)) * double(K) + double(sl.slices) * double(M) * double(N)) / m.bytes_per_us;
+        sl.us + 3.0 * kPackLaunchUs + 8.0 * (double(M) + double(N)) * double(K) / m.bytes_per_us;
     if (slices_us < kTf32AmpereMargin * route_us) {
-      route.slices = sl.slices;
-      route.slice_k = sl.slice_k;
-      route.slice_tile = sl.tile;
+      route.k_slices = sl;
       route.k_steps = sl.k_steps;
     }
   }
@@ -791,7 +777,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
   if (!x3) {
     const Tf32BRoute route = tf32_b_route(M, N, K, batch, b_kmajor, b_vec, sms, ampere);
     k_steps = route.k_steps;
-    slices = route.slices;
+    slices = route.k_slices.slices;
     b_inplace = route.b_as_it_is && slices == 0;
     b_weight = slices ? 1.0 : tf32_b_weight(route, b_kmajor);
   }

@@ -289,20 +289,21 @@ PyObject* py_tf32_route(PyObject*, PyObject* args) {
   const gemmtiles::Tf32BRoute r =
       gemmtiles::tf32_b_route(M, N, K, batch, b_kmajor != 0, b_vec != 0, sms, ampere != 0);
   const gemmtiles::TensorCoreTile& own = *gemmtiles::tf32_tiling(M, N, K, batch, sms).tile;
-  const bool on_ampere = r.ampere_splits > 0 && r.slices == 0;
-  const gemmtiles::TensorCoreTile& t = r.slices         ? *r.slice_tile
+  const int64_t slices = r.k_slices.slices;
+  const bool on_ampere = r.ampere_splits > 0 && slices == 0;
+  const gemmtiles::TensorCoreTile& t = slices           ? *r.k_slices.tile
                                        : on_ampere      ? gemmtiles::kTf32AmpereTile
                                        : r.narrow       ? *r.narrow
                                        : r.transposes_b ? gemmtiles::kTf32Tiles[0]
                                                         : own;
-  const char* kernel = r.slices        ? "slices"
+  const char* kernel = slices          ? "slices"
                        : on_ampere      ? "ampere"
                        : r.narrow       ? "narrow"
                        : r.transposes_b ? "transposing"
                                         : "own";
   return Py_BuildValue("(sLLOdLL)", kernel, static_cast<long long>(t.m), static_cast<long long>(t.n),
-                       r.b_as_it_is && !r.slices ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n),
-                       static_cast<long long>(r.slices ? r.slices : on_ampere ? r.ampere_splits : 0));
+                       r.b_as_it_is && !slices ? Py_True : Py_False, r.k_steps, static_cast<long long>(own.n),
+                       static_cast<long long>(slices ? slices : on_ampere ? r.ampere_splits : 0));
 }
 
 // gemmtiles._C.tensor_cores_pay(M, N, K, batch, tensor_cores, a_kmajor, a_vec, b_kmajor, b_vec, sms,

@@ -628,13 +628,13 @@ void run_tf32_on(const Aligned& g, const GemmProblem& p, bool transposed_b, cons
   run_with_output(g, c_view(p), p, run_tf32<Output::kAnyAlignment>, false);
 }
 
-// p (one product) as r's K slices (tf32_slices, auto/plan.h): A's and B's slices packed
+// p (one product) as the K slices s (tf32_slices, auto/plan.h): A's and B's slices packed
 // K-major, slice after slice (zeros past K); the narrow kernel on every slice at once into
 // partial outputs; their sum in order, with alpha, beta and c, into p's output.
-void run_tf32_slices(Aligned g, const GemmProblem& p, const Tf32BRoute& r) {
-  TORCH_INTERNAL_ASSERT(p.batch == 1 && r.slices > 0 && r.slice_k % 32 == 0 && r.slice_tile,
+void run_tf32_slices(Aligned g, const GemmProblem& p, const Tf32Slices& s) {
+  TORCH_INTERNAL_ASSERT(p.batch == 1 && s.slices > 0 && s.slice_k % 32 == 0 && s.tile,
                         "gemmtiles::tf32: K slices of one product");
-  const int64_t slices = r.slices, slice_k = r.slice_k;
+  const int64_t slices = s.slices, slice_k = s.slice_k;
   at::Tensor a_slices = scratch(slices * p.M * slice_k), b_slices = scratch(slices * p.N * slice_k);
   at::Tensor parts = scratch(slices * p.M * p.N);
   pack<Pack::kCopy>({p.a, p.a_rs, p.a_cs, slice_k * p.a_cs}, slices, p.M, p.K, a_slices.data_ptr<float>(), slice_k,
@@ -652,7 +652,7 @@ void run_tf32_slices(Aligned g, const GemmProblem& p, const Tf32BRoute& r) {
   g.out_rs = p.N;
   g.out_bs = p.M * p.N;
   g.splits = 1;  // data-parallel: a block a tile of a slice
-  tf32_narrow_kernel(*r.slice_tile, true)(g);
+  tf32_narrow_kernel(*s.tile, true)(g);
   const int64_t mn = p.M * p.N;
   const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(mn, 256), 4 * 1024));
   sum_slices_kernel<<<blocks, 256, 0, c10::cuda::getCurrentCUDAStream()>>>(
@@ -683,16 +683,11 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable, sms,
                                         GEMMTILES_CUTLASS != 0);
   // K in slices summed apart runs one product; a batch runs the route they stand in for.
-  if (const int forced = forced_tf32_slices.load(std::memory_order_relaxed); forced > 0 && p.batch == 1) {
-    if (const Tf32Slices s = tf32_slices_of(p.M, p.N, p.K, sms, forced); s.slices > 0) {
-      Tf32BRoute r = route;
-      r.slices = s.slices;
-      r.slice_k = s.slice_k;
-      r.slice_tile = s.tile;
-      return run_tf32_slices(g, p, r);
-    }
+  if (p.batch == 1) {
+    const int forced = forced_tf32_slices.load(std::memory_order_relaxed);
+    const Tf32Slices s = forced > 0 ? tf32_slices_of(p.M, p.N, p.K, sms, forced) : route.k_slices;
+    if (s.slices > 0) return run_tf32_slices(g, p, s);
   }
-  if (route.slices > 0 && p.batch == 1) return run_tf32_slices(g, p, route);
   const bool a_in_place = !(p.batch > 1 && p.a_bs == 0) && tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
   if (!a_in_place) {
     a_copy = scratch(p.batch * p.M * K4);
