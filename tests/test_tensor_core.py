@@ -247,7 +247,7 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
     """x @ W with W row-major (N-major) and few rows against a large W: Ampere's kernel
     (tf32_route "ampere", csrc/auto/plan.h), one launch, W read as it lies; right on odd and
     aligned rows, with alpha alone, with alpha, beta and c, and with a bias row. Where its launch
-    cannot take the operands (a c of unaligned rows) the route it stands in for runs and is
+    cannot take the operands (a c of unaligned rows) the route chosen without it runs and is
     right. Not for x @ W^T nor a large square."""
     if not _C.cutlass_kernels():
         pytest.skip("Ampere's kernel is built with auto's CUTLASS kernels")
@@ -278,6 +278,19 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
     assert not any(_is_ampere(x) for x in _tf32_kernels(a, w, _unaligned_zeros(32, n).fill_(1.0), 1.0))
     assert not any(_is_ampere(x) for x in _tf32_kernels(a, w.t().contiguous().t()))
     assert not any(_is_ampere(x) for x in _tf32_kernels(torch.randn(2048, 2048, device="cuda"), w[:, :2048]))
+    # Where Ampere's launch cannot take c, the route is the one chosen without it: a deep K
+    # over few tiles runs its slices (both packs, the narrow kernel, the sum).
+    m, n, k = 16, 128, 8192
+    a, w, c = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda"), torch.randn(m, n, device="cuda")
+    without = _C.tf32_route(m, n, k, 1, False, True, sms, False)[0]
+    if sms == 132:
+        assert (_C.tf32_route(m, n, k, 1, False, True, sms, True)[0], without) == ("ampere", "slices")
+    cu = _unaligned_zeros(m, n).copy_(c)
+    names = _tf32_kernels(a, w, cu, 1.0)
+    assert not any(_is_ampere(x) for x in names), names
+    assert (len(names) == 4) == (without == "slices"), (without, names)
+    assert_gemm_close(gemmtiles.sgemm(a, w, tier="tf32", c=cu, alpha=0.5, beta=-2.0), a, w, c, 0.5, -2.0,
+                      precision="tf32")
 
 
 @needs("tf32")

@@ -47,12 +47,15 @@ inline CutlassSource cutlass_source(const GemmProblem& p) {
 // Whether launch_cutlass_tf32_nn takes the problem as it lies: one product of a row-major A and
 // an N-major (row-major) B, K and N multiples of 4, and A, B, the output and a c that is read
 // (a full matrix or a bias row) in lines of 16-byte aligned floats: the kernel's copies and
-// stores move four floats at a time.
-inline bool cutlass_tf32_takes(const GemmProblem& p) {
+// stores move four floats at a time. cutlass_tf32_takes_but_a: all of it but A's layout, which a
+// K-major copy of A (rows of K floats, K a multiple of 4) meets.
+inline bool cutlass_tf32_takes_but_a(const GemmProblem& p) {
   const bool c_read = p.c != nullptr && p.beta != 0.0f;
-  return cutlass_simt_takes(p) && p.batch == 1 && p.a_cs == 1 && p.b_cs == 1 && p.K % 4 == 0 &&
-         p.N % 4 == 0 && operand_vec_ok(p.a, p.a_rs) && operand_vec_ok(p.b, p.b_rs) &&
-         operand_vec_ok(p.out, p.out_rs) && (!c_read || operand_vec_ok(p.c, p.c_rs));
+  return cutlass_simt_takes(p) && p.batch == 1 && p.b_cs == 1 && p.K % 4 == 0 && p.N % 4 == 0 &&
+         operand_vec_ok(p.b, p.b_rs) && operand_vec_ok(p.out, p.out_rs) && (!c_read || operand_vec_ok(p.c, p.c_rs));
+}
+inline bool cutlass_tf32_takes(const GemmProblem& p) {
+  return cutlass_tf32_takes_but_a(p) && p.a_cs == 1 && operand_vec_ok(p.a, p.a_rs);
 }
 
 #if GEMMTILES_CUTLASS

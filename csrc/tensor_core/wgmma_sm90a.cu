@@ -397,7 +397,10 @@ pack_kernel(View src, int64_t R, int64_t J, int64_t J_pad, bool j_fast, float* d
   __shared__ float tile[kPackTile][kPackTile + 1];
   const int64_t z = blockIdx.z, r0 = int64_t(blockIdx.y) * kPackTile, j0 = int64_t(blockIdx.x) * kPackTile;
   const float* s = src.ptr + z * src.bs;
+  // Entry z's slice starts z * J_step into the row and ends at J_pad or the row's end: a
+  // tile past J_pad reads nothing (it would read the next slice's columns to discard them).
   J -= z * J_step;
+  if (J > J_pad) J = J_pad;
   float v[kPackPasses][2];
 #pragma unroll
   for (int i = 0; i < kPackPasses; ++i) {
@@ -680,8 +683,10 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   const bool b_readable = tma_readable(b, b_batch, p.K, p.N);
   const bool b_kmajor = b.rs == 1;
   const int64_t sms = multiprocessors(c10::cuda::current_device());
+  // Ampere's kernel where its launch takes B, the output and c (A is given it K-major, in place
+  // or packed), so that where it does not, the route is chosen without it.
   const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable, sms,
-                                        GEMMTILES_CUTLASS != 0);
+                                        GEMMTILES_CUTLASS != 0 && cutlass_tf32_takes_but_a(p));
   // K in slices summed apart runs one product; a batch runs the route they stand in for.
   if (p.batch == 1) {
     const int forced = forced_tf32_slices.load(std::memory_order_relaxed);
@@ -697,8 +702,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   }
 #if GEMMTILES_CUTLASS
   // Ampere's kernel reads an N-major B as it lies (one product; A as it is, or its K-major
-  // copy); where its launch does not take the operands (an output or c of unaligned rows),
-  // the route it stands in for runs.
+  // copy).
   if (route.ampere_splits > 0) {
     GemmProblem q = p;
     q.a = a.ptr;
