@@ -97,6 +97,30 @@ SKINNY_CASES = [
 ]
 
 
+# tf32's K in slices summed apart, forced to a count (_C.force_tf32_slices), on unaligned
+# products of each layout, operands off 4 and 12 bytes; slices of 352 and 416 (32 past a
+# multiple of 64: the pack's last tile of a slice half past it), 320 and 128.
+TF32_SLICES_CASES = [
+    ((7, 70, 1000, "row", "col", 1, 1, None), 3),  # NT: 3 slices of 352
+    ((5, 33, 777, "col", "row", 0, 3, None), 2),  # TN: 2 of 416
+    ((3, 130, 2049, "row", "row", 0, 0, None), 7),  # NN: 7 of 320
+    ((9, 45, 500, "col", "col", 2, 1, None), 5),  # TT: 4 of 128
+]
+
+
+def run_tf32_slices() -> None:
+    """tf32 with each of TF32_SLICES_CASES' slice counts forced."""
+    from gemmtiles._ops import _C
+
+    for case, count in TF32_SLICES_CASES:
+        _C.force_tf32_slices(count)
+        try:
+            run_case("tf32", *case)
+        finally:
+            _C.force_tf32_slices(0)
+    print(f"tf32: {len(TF32_SLICES_CASES)} forced K-slices cases ok", flush=True)
+
+
 def skinny_candidates(case, bmm):
     """The skinny and gemv plans of gemmtiles._C.exact_candidates for `case`'s operands, as auto
     sees them."""
@@ -147,6 +171,8 @@ def main() -> int:
         for case in CASES:
             run_case(tier, *case)
         print(f"{tier}: {len(CASES)} cases ok", flush=True)
+        if tier == "tf32":
+            run_tf32_slices()
         if tier != "auto":
             continue
         from gemmtiles._ops import _C
