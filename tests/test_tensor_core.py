@@ -293,6 +293,55 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
                       precision="tf32")
 
 
+# Products of few deep tiles, whose tiles tf32's stream-K kernels share, on each of them (on
+# 132 SMs): the narrow kernel of a K-major and of an N-major B, the transposing kernel and tf32's
+# own 128 x 256 tiles.
+SHARED_TF32_TILES = [(200, 512, 6000, "NT"), (64, 1536, 2999, "NN"), (1000, 1500, 2000, "TN"), (1500, 1000, 3000, "NT")]
+
+
+@needs("tf32")
+def test_tf32_stream_k_launches_leave_their_locks_zero():
+    """tf32's stream-K kernels add a shared tile's parts under locks that nothing zeroes
+    between launches (stream_k_locks.cuh): each launch must leave them zero for the next.
+    On CUTLASS's schedule and on 3 splits of every tile, twice, on the current stream and on
+    another, each right and the same bits each time, no zeroing pass queued where the
+    workspace is kept; then captured in a CUDA graph (a workspace of the launch's own) and
+    replayed."""
+    gen = torch.Generator().manual_seed(5)
+    operands = [bench.operands(bench.Shape(m, n, k, layout), gen, torch.device("cuda")) for m, n, k, layout in
+                SHARED_TF32_TILES]
+    side = torch.cuda.Stream()
+    first = {}
+    try:
+        for splits in (0, 3):
+            _C.force_tf32_splits(splits)
+            for stream in (torch.cuda.current_stream(), side):
+                with torch.cuda.stream(stream):
+                    for _ in range(2):
+                        for i, (a, b) in enumerate(operands):
+                            out = gemmtiles.sgemm(a, b, tier="tf32", alpha=0.75)
+                            torch.cuda.current_stream().synchronize()
+                            assert_gemm_close(out, a, b, None, 0.75, precision="tf32")
+                            assert torch.equal(out, first.setdefault((splits, i), out)), SHARED_TF32_TILES[i]
+        torch.cuda.synchronize()
+        assert _C.stream_k_locks_left_set() == 0
+        # Three splits of a few tiles: shared tiles on a kept workspace, no memset.
+        a, b = operands[0]
+        names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="tf32"))
+        assert not any("Memset" in name for name in names), names
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = gemmtiles.sgemm(a, b, tier="tf32", alpha=0.75)
+        for _ in range(3):
+            out.zero_()
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(out, first[(3, 0)])
+    finally:
+        _C.force_tf32_splits(-1)
+    assert _C.stream_k_locks_left_set() == 0
+
+
 @needs("tf32")
 @pytest.mark.parametrize("m,n,k,layout", [(21, 358, 6316, "NT"), (103, 469, 8531, "NN"), (5, 197, 5363, "TN"),
                                           (1, 1221, 9644, "NN")])

@@ -702,6 +702,19 @@ PyObject* py_force_tf32_slices(PyObject*, PyObject* args) {
 }
 #undef GEMMTILES_SM90A_SETTER
 
+// gemmtiles._C.stream_k_locks_left_set() -> int: the bytes of tf32's stream-K locks, kept
+// zero between launches, that were left nonzero (0: every launch reset those it used); 0 in
+// a build without the sm_90a kernels.
+PyObject* py_stream_k_locks_left_set(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+#if GEMMTILES_SM90A
+  return PyLong_FromLongLong(gemmtiles::stream_k_locks_left_set());
+#else
+  return PyLong_FromLongLong(0);
+#endif
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.sm90a_kernels() -> bool: whether this build compiled the *_sm90a.cu sources.
 PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTILES_SM90A); }
 
@@ -979,6 +992,8 @@ PyMethodDef methods[] = {
      "cluster_blocks(): (model, device), for clusters of n blocks (index n) the blocks that run at once, one an SM, "
      "as auto's cost model takes them and as the current device runs them (None where this build or machine cannot "
      "say)."},
+    {"stream_k_locks_left_set", py_stream_k_locks_left_set, METH_NOARGS,
+     "stream_k_locks_left_set(): bytes of tf32's stream-K locks left nonzero (0: every launch reset them)."},
     {"cutlass_flags_left_set", py_cutlass_flags_left_set, METH_NOARGS,
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),

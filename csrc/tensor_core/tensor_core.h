@@ -26,4 +26,8 @@ void force_tf32_splits(int splits);
 // what its plan gives; a value below 2 ends it.
 void force_tf32_slices(int slices);
 
+// The bytes of the stream-K kernels' kept locks left nonzero (0: every launch reset those it
+// used; stream_k_locks.cuh). Synchronises each device that holds some.
+int64_t stream_k_locks_left_set();
+
 }  // namespace gemmtiles

@@ -33,11 +33,17 @@
 #include <climits>
 #include <cstdlib>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <cute/tensor.hpp>
@@ -53,6 +59,7 @@
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
 #include "prefetched_a_mainloop.cuh"
+#include "stream_k_locks.cuh"
 
 #ifndef GEMMTILES_CUTLASS
 #define GEMMTILES_CUTLASS 0
@@ -130,7 +137,7 @@ template <class Tile, class Cluster, Accumulation kAccumulation_, class Schedule
           class LayoutOut_ = cutlass::layout::RowMajor, class LayoutA = cutlass::layout::RowMajor>
 struct Tf32Config {
   static constexpr Accumulation kAccumulation = kAccumulation_;
-  static constexpr bool kStreamK = std::is_same_v<Scheduler, cutlass::gemm::StreamKScheduler>;
+  static constexpr bool kStreamK = std::is_same_v<Scheduler, StreamKLocksLeftZero>;
   using LayoutOut = LayoutOut_;
   static constexpr bool kSwapped = std::is_same_v<LayoutOut, cutlass::layout::ColumnMajor>;  // computes C^T
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
@@ -162,7 +169,8 @@ using cute::_2;
 using cute::_32;
 using cute::_128;
 using cute::_256;
-// tf32 on CUTLASS's stream-K scheduler (its heuristic decomposition): whole waves of tiles
+// tf32 on CUTLASS's stream-K scheduler (its heuristic decomposition; StreamKLocksLeftZero, whose
+// launches leave their locks zero: stream_k_locks.cuh): whole waves of tiles
 // run data-parallel; where the last wave is less than half full (a product of fewer tiles
 // than half the SMs included) and tiles are deeper than 8 k iterations, that wave and the one
 // before it have their k iterations shared out between one wave of blocks, partial tiles
@@ -174,7 +182,7 @@ using cute::_256;
 using Tile128x256 = cute::Shape<_128, _256, _32>;
 using Tile128x128 = cute::Shape<_128, _128, _32>;
 template <class Tile, class Cluster, Output kOutput>
-using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler, kOutput>;
+using Tf32Tile = Tf32Config<Tile, Cluster, Accumulation::kTensorCore, StreamKLocksLeftZero, kOutput>;
 using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kPromoted,
                               cutlass::gemm::PersistentScheduler, Output::kTma>;
 
@@ -186,7 +194,7 @@ using Tf32x3Tile = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation
 // columns 16-byte aligned) the same kernel took 1.08-1.12x as long on products of 2048 rows
 // and more. The fastest of the configurations measured (docs/tensor-cores.md).
 using Tf32TransposedB = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumulation::kTensorCore,
-                                   cutlass::gemm::StreamKScheduler, Output::kAnyAlignment, cutlass::layout::ColumnMajor,
+                                   StreamKLocksLeftZero, Output::kAnyAlignment, cutlass::layout::ColumnMajor,
                                    cutlass::layout::ColumnMajor>;
 
 // tf32 on an output of few rows, or x @ W^T where its model picks it (tf32_narrow in
@@ -198,7 +206,7 @@ using Tf32TransposedB = Tf32Config<Tile128x256, cute::Shape<_2, _1, _1>, Accumul
 // CUTLASS swaps nothing, so its stream-K workspace is sized for the grid it runs.
 template <class Tile, class LayoutA>
 using Tf32NarrowConfig =
-    Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, cutlass::gemm::StreamKScheduler,
+    Tf32Config<Tile, cute::Shape<_1, _1, _1>, Accumulation::kTensorCore, StreamKLocksLeftZero,
                Output::kAnyAlignment, cutlass::layout::ColumnMajor, LayoutA>;
 static_assert(std::size(kTf32NarrowTiles) == 3 && kTf32NarrowTiles[0].m == 128 && kTf32NarrowTiles[0].n == 32 &&
                   kTf32NarrowTiles[1].m == 128 && kTf32NarrowTiles[1].n == 64 && kTf32NarrowTiles[2].m == 128 &&
@@ -258,6 +266,50 @@ struct Aligned {
 // slices one product is forced to, 0 for none (force_tf32_slices).
 std::atomic<int> forced_tf32_splits{-1}, forced_tf32_slices{0};
 
+// The stream-K kernels' workspaces (StreamKLocksLeftZero): one buffer per device and stream,
+// scratch for the partial tiles followed by the locks, which are zeroed once, when the buffer
+// is made, and left zero by every launch. A launch's workspace pointer is where the locks
+// start; its partial tiles lie in the scratch just before. Workspaces past kKeptWorkspace
+// bytes (products of many shared tiles, where a zeroing pass is nothing beside the kernel) and
+// those of a stream capturing a graph are the launch's own, zeroed by CUTLASS.
+constexpr size_t kKeptWorkspace = size_t(1) << 22;
+struct KeptWorkspace {
+  c10::DataPtr data;
+  size_t half = 0;  // scratch bytes, then as many of locks
+  // Buffers a larger one replaced, kept (their locks zero, as launches leave them) for the life
+  // of the process: another host thread on the same stream may have taken one and not yet
+  // queued its launch. Each is at most half the next, so they add at most the current size.
+  std::vector<c10::DataPtr> retired;
+};
+std::mutex& kept_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Never destroyed: at exit the caching allocator may be gone before static destructors run.
+std::map<std::pair<int, cudaStream_t>, KeptWorkspace>& kept_workspaces() {
+  static auto* kept = new std::map<std::pair<int, cudaStream_t>, KeptWorkspace>();
+  return *kept;
+}
+// Where the locks of a kept workspace of `bytes` (CUTLASS's count: partial tiles and locks)
+// start on `stream`, at least `bytes` of scratch before them and of zero locks from there;
+// nullptr where the launch takes a workspace of its own.
+void* kept_stream_k_workspace(size_t bytes, cudaStream_t stream) {
+  if (bytes == 0 || bytes > kKeptWorkspace) return nullptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return nullptr;
+  std::lock_guard<std::mutex> lock(kept_mutex());
+  KeptWorkspace& w = kept_workspaces()[{c10::cuda::current_device(), stream}];
+  if (w.half < bytes) {
+    const size_t half = std::max<size_t>({bytes, 2 * w.half, 64 * 1024});
+    if (w.data) w.retired.push_back(std::move(w.data));
+    w.data = c10::cuda::CUDACachingAllocator::get()->allocate(2 * half);
+    C10_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(w.data.get()) + half, 0, half, stream));
+    w.half = half;
+  }
+  return static_cast<char*>(w.data.get()) + w.half;
+}
+
 template <class Config>
 void run_gemm(const Aligned& g) {
   using Gemm = typename Config::Gemm;
@@ -300,9 +352,25 @@ void run_gemm(const Aligned& g) {
   typename Gemm::Arguments checked = args;
   cute::get<2>(checked.problem_shape) = static_cast<int>(round_up4(g.K));
   check_cutlass(gemm.can_implement(checked), g.tier, "can_implement");
-  at::Tensor workspace = scratch(static_cast<int64_t>(Gemm::get_workspace_size(args)), at::kByte);
+  const size_t workspace_bytes = Gemm::get_workspace_size(args);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  check_cutlass(gemm.initialize(args, workspace.data_ptr(), stream), g.tier, "initialize");
+  void* workspace_ptr = nullptr;
+  if constexpr (Config::kStreamK) {
+    // The kept workspace where the scheduler's is all of it (the epilogue's takes none).
+    if (Kernel::CollectiveEpilogue::get_workspace_size(args.problem_shape, args.epilogue) == 0) {
+      workspace_ptr = kept_stream_k_workspace(workspace_bytes, stream);
+      args.scheduler.locks_zero = workspace_ptr != nullptr;
+    }
+  }
+  at::Tensor workspace;
+  if (workspace_ptr == nullptr) {
+    workspace = scratch(static_cast<int64_t>(workspace_bytes), at::kByte);
+    workspace_ptr = workspace.data_ptr();
+  }
+  check_cutlass(gemm.initialize(args, workspace_ptr, stream), g.tier, "initialize");
+  if constexpr (Config::kStreamK)
+    TORCH_INTERNAL_ASSERT(!gemm.params().scheduler.requires_separate_reduction(),
+                          "gemmtiles: CUTLASS's stream-K ran a separate reduction, which StreamKLocksLeftZero does not reset");
   check_cutlass(gemm.run(stream), g.tier, "run");
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -746,6 +814,20 @@ void launch_tf32_sm90a(const GemmProblem& p) {
     }
   }
   run_tf32_on(g, p, transposed_b, narrow);
+}
+
+int64_t stream_k_locks_left_set() {
+  std::lock_guard<std::mutex> lock(kept_mutex());
+  int64_t set = 0;
+  for (const auto& [key, w] : kept_workspaces()) {
+    const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(key.first));
+    C10_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> host(w.half);
+    C10_CUDA_CHECK(cudaMemcpy(host.data(), static_cast<const char*>(w.data.get()) + w.half, w.half,
+                              cudaMemcpyDeviceToHost));
+    set += std::count_if(host.begin(), host.end(), [](unsigned char b) { return b != 0; });
+  }
+  return set;
 }
 
 void force_tf32_splits(int splits) { forced_tf32_splits.store(splits < 0 ? -1 : splits); }
