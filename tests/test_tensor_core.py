@@ -294,9 +294,11 @@ def test_tf32_runs_ampere_kernel_where_its_model_says():
 
 
 # Products of few deep tiles, whose tiles tf32's stream-K kernels share, on each of them (on
-# 132 SMs): the narrow kernel of a K-major and of an N-major B, the transposing kernel and tf32's
-# own 128 x 256 tiles.
-SHARED_TF32_TILES = [(200, 512, 6000, "NT"), (64, 1536, 2999, "NN"), (1000, 1500, 2000, "TN"), (1500, 1000, 3000, "NT")]
+# 132 SMs): the narrow kernel of a K-major and of an N-major B, the transposing kernel (clusters
+# of two) on 24 and on 48 tiles, and tf32's own 128 x 256 tiles; the last two past the kept
+# workspace's 4 MB (a workspace of their own, zeroed).
+SHARED_TF32_TILES = [(200, 512, 6000, "NT"), (64, 1536, 2999, "NN"), (1024, 768, 6000, "TN"), (1000, 1500, 2000, "TN"),
+                     (1500, 1000, 3000, "NT")]
 
 
 @needs("tf32")
@@ -325,10 +327,13 @@ def test_tf32_stream_k_launches_leave_their_locks_zero():
                             assert torch.equal(out, first.setdefault((splits, i), out)), SHARED_TF32_TILES[i]
         torch.cuda.synchronize()
         assert _C.stream_k_locks_left_set() == 0
-        # Three splits of a few tiles: shared tiles on a kept workspace, no memset.
+        # Shared tiles on a kept workspace, on CUTLASS's schedule and on 3 splits: no memset.
+        for splits in (0, 3):
+            _C.force_tf32_splits(splits)
+            for a, b in operands[:3]:
+                names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="tf32"))
+                assert not any("Memset" in name for name in names), (splits, names)
         a, b = operands[0]
-        names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="tf32"))
-        assert not any("Memset" in name for name in names), names
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             out = gemmtiles.sgemm(a, b, tier="tf32", alpha=0.75)

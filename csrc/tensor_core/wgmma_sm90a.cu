@@ -271,15 +271,17 @@ std::atomic<int> forced_tf32_splits{-1}, forced_tf32_slices{0};
 // is made, and left zero by every launch. A launch's workspace pointer is where the locks
 // start; its partial tiles lie in the scratch just before. Workspaces past kKeptWorkspace
 // bytes (products of many shared tiles, where a zeroing pass is nothing beside the kernel) and
-// those of a stream capturing a graph are the launch's own, zeroed by CUTLASS.
+// those of a stream capturing a graph are the launch's own, zeroed by CUTLASS. A stream's
+// buffers (at most 2 x 4 MB, and those they replaced) live as long as the process, as the
+// barrier flags of auto's CUTLASS launches do (torch.cuda.empty_cache leaves them).
 constexpr size_t kKeptWorkspace = size_t(1) << 22;
 struct KeptWorkspace {
   c10::DataPtr data;
   size_t half = 0;  // scratch bytes, then as many of locks
-  // Buffers a larger one replaced, kept (their locks zero, as launches leave them) for the life
-  // of the process: another host thread on the same stream may have taken one and not yet
-  // queued its launch. Each is at most half the next, so they add at most the current size.
-  std::vector<c10::DataPtr> retired;
+  // Buffers a larger one replaced (with their halves), kept (their locks zero, as launches
+  // leave them) for the life of the process: another host thread on the same stream may have
+  // taken one and not yet queued its launch.
+  std::vector<std::pair<c10::DataPtr, size_t>> retired;
 };
 std::mutex& kept_mutex() {
   static std::mutex m;
@@ -301,10 +303,13 @@ void* kept_stream_k_workspace(size_t bytes, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(kept_mutex());
   KeptWorkspace& w = kept_workspaces()[{c10::cuda::current_device(), stream}];
   if (w.half < bytes) {
-    const size_t half = std::max<size_t>({bytes, 2 * w.half, 64 * 1024});
-    if (w.data) w.retired.push_back(std::move(w.data));
-    w.data = c10::cuda::CUDACachingAllocator::get()->allocate(2 * half);
-    C10_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(w.data.get()) + half, 0, half, stream));
+    // The new buffer replaces the old only once its locks are zeroed, so that an allocation or
+    // a memset that throws leaves the old one in place.
+    const size_t half = std::max<size_t>({bytes, std::min<size_t>(2 * w.half, kKeptWorkspace), 64 * 1024});
+    c10::DataPtr grown = c10::cuda::CUDACachingAllocator::get()->allocate(2 * half);
+    C10_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(grown.get()) + half, 0, half, stream));
+    if (w.data) w.retired.emplace_back(std::move(w.data), w.half);
+    w.data = std::move(grown);
     w.half = half;
   }
   return static_cast<char*>(w.data.get()) + w.half;
@@ -822,10 +827,14 @@ int64_t stream_k_locks_left_set() {
   for (const auto& [key, w] : kept_workspaces()) {
     const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(key.first));
     C10_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<unsigned char> host(w.half);
-    C10_CUDA_CHECK(cudaMemcpy(host.data(), static_cast<const char*>(w.data.get()) + w.half, w.half,
-                              cudaMemcpyDeviceToHost));
-    set += std::count_if(host.begin(), host.end(), [](unsigned char b) { return b != 0; });
+    const auto count = [&set](const c10::DataPtr& data, size_t half) {
+      std::vector<unsigned char> host(half);
+      C10_CUDA_CHECK(cudaMemcpy(host.data(), static_cast<const char*>(data.get()) + half, half,
+                                cudaMemcpyDeviceToHost));
+      set += std::count_if(host.begin(), host.end(), [](unsigned char b) { return b != 0; });
+    };
+    if (w.data) count(w.data, w.half);
+    for (const auto& [data, half] : w.retired) count(data, half);
   }
   return set;
 }
