@@ -190,15 +190,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&b, K * N * 4));
     CHECK(cudaMalloc(&out, M * N * 4));
     CHECK(cudaMalloc(&ref, M * N * 4));
-    std::vector<float> host(std::max(M * K, K * N));
-    for (float& x : host) x = rand() / float(RAND_MAX) - 0.5f;
-    CHECK(cudaMemcpy(a, host.data(), M * K * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(b, host.data(), K * N * 4, cudaMemcpyHostToDevice));
-    const float one = 1, zero = 0;
-    auto cublas = [&](cublasComputeType_t t, float* dst) {
-      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, CUDA_R_32F, K, a, CUDA_R_32F, K, &zero, dst,
-                   CUDA_R_32F, N, t, CUBLAS_GEMM_DEFAULT);
-    };
+    upload_uniform(a, M * K);
+    upload_uniform(b, K * N);
+    auto cublas = [&](cublasComputeType_t t, float* dst) { cublas_x_wt(h, t, a, b, dst, M, N, K); };
     cublas(CUBLAS_COMPUTE_32F, ref);
     CHECK(cudaDeviceSynchronize());
     GemmProblem p{};

@@ -1,6 +1,6 @@
 // What the standalone CUDA harnesses (scripts/tune_warptile.cu, scripts/tune_auto.cu) share:
-// a check that stops on a CUDA error, the median time of a launch, and the error of a result
-// against cuBLAS's.
+// a check that stops on a CUDA error, the median time of a launch, random operands, cuBLAS's
+// x @ W^T, and the error of a result against cuBLAS's.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #define CHECK(x)                                                             \
@@ -60,6 +61,22 @@ float median_ms(F f, int reps, long long hold_cycles = 0) {
   cudaEventDestroy(e);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// n floats uniform in [-0.5, 0.5) (rand()) into device memory.
+inline void upload_uniform(float* dst, size_t n) {
+  std::vector<float> host(n);
+  for (float& v : host) v = rand() / float(RAND_MAX) - 0.5f;
+  CHECK(cudaMemcpy(dst, host.data(), n * 4, cudaMemcpyHostToDevice));
+}
+
+// out (M x N, row-major) = x (M x K) @ W^T (W: N x K), both row-major, on cuBLAS with compute
+// type t (CUBLAS_COMPUTE_32F, or _FAST_TF32 for cuBLAS TF32).
+inline void cublas_x_wt(cublasHandle_t h, cublasComputeType_t t, const float* x, const float* w, float* out, int M,
+                        int N, int K) {
+  const float one = 1, zero = 0;
+  cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, CUDA_R_32F, K, x, CUDA_R_32F, K, &zero, out, CUDA_R_32F,
+               N, t, CUBLAS_GEMM_DEFAULT);
 }
 
 // ||out - ref|| / ||ref|| over n floats of device memory.

@@ -59,15 +59,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&w, size_t(N) * K * 4));
     CHECK(cudaMalloc(&d, size_t(M) * N * 4));
     CHECK(cudaMalloc(&ref, size_t(M) * N * 4));
-    std::vector<float> host(std::max(size_t(M) * K, size_t(N) * K));
-    for (float& v : host) v = rand() / float(RAND_MAX) - 0.5f;
-    CHECK(cudaMemcpy(x, host.data(), size_t(M) * K * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(w, host.data(), size_t(N) * K * 4, cudaMemcpyHostToDevice));
-    const float one = 1, zero = 0;
-    auto cublas = [&](cublasComputeType_t t, float* dst) {
-      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, CUDA_R_32F, K, x, CUDA_R_32F, K, &zero, dst,
-                   CUDA_R_32F, N, t, CUBLAS_GEMM_DEFAULT);
-    };
+    upload_uniform(x, size_t(M) * K);
+    upload_uniform(w, size_t(N) * K);
+    auto cublas = [&](cublasComputeType_t t, float* dst) { cublas_x_wt(h, t, x, w, dst, M, N, K); };
     cublas(CUBLAS_COMPUTE_32F_FAST_TF32, ref);
     CHECK(cudaDeviceSynchronize());
     const float t_cublas = median_ms([&] { cublas(CUBLAS_COMPUTE_32F_FAST_TF32, ref); }, 21, kHeldCycles) * 1000;
