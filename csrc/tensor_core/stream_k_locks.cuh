@@ -5,8 +5,8 @@
 // A tile shared by several units (stream-K, split-K) is summed through the scheduler's
 // workspace: the units' partial tiles, then one lock per tile and consumer warpgroup that the
 // units count up in K order. CUTLASS zeroes those locks with a memset before every launch (its
-// initialize_workspace): a pass of its own on the stream, about a microsecond of the GPU's
-// time before each small product. Here the unit that computes a tile's epilogue, the last to
+// initialize_workspace): a pass of its own on the stream ahead of the kernel, which a small
+// product feels. Here the unit that computes a tile's epilogue, the last to
 // read its lock, sets it back to zero; a caller whose workspace comes from a buffer whose
 // locks every launch leaves zero (Arguments::locks_zero) then skips the memset. The partial
 // tiles need no zeroing (the first unit of a tile stores, the later ones add), so the buffer's
