@@ -33,17 +33,11 @@
 #include <climits>
 #include <cstdlib>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
 #include <ATen/ATen.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <cute/tensor.hpp>
@@ -55,6 +49,7 @@
 
 #include "../auto/cutlass_simt.h"
 #include "../auto/plan.h"
+#include "../core/kept_flags.h"
 #include "../core/launch.h"
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
@@ -266,53 +261,24 @@ struct Aligned {
 // slices one product is forced to, 0 for none (force_tf32_slices).
 std::atomic<int> forced_tf32_splits{-1}, forced_tf32_slices{0};
 
-// The stream-K kernels' workspaces (StreamKLocksLeftZero): one buffer per device and stream,
-// scratch for the partial tiles followed by the locks, which are zeroed once, when the buffer
-// is made, and left zero by every launch. A launch's workspace pointer is where the locks
-// start; its partial tiles lie in the scratch just before. Workspaces past kKeptWorkspace
-// bytes (products of many shared tiles, where a zeroing pass is nothing beside the kernel) and
-// those of a stream capturing a graph are the launch's own, zeroed by CUTLASS. A stream's
-// buffers (at most 2 x 4 MB, and those they replaced) live as long as the process, as the
-// barrier flags of auto's CUTLASS launches do (torch.cuda.empty_cache leaves them).
+// The stream-K kernels' workspaces (StreamKLocksLeftZero): one buffer per device and stream
+// (core/kept_flags.h), scratch for the partial tiles followed by the locks, which are zeroed
+// once, when the buffer is made, and left zero by every launch. A launch's workspace pointer is
+// where the locks start; its partial tiles lie in the scratch just before. Workspaces past
+// kKeptWorkspace bytes (products of many shared tiles, where a zeroing pass is nothing beside
+// the kernel) and those of a stream capturing a graph are the launch's own, zeroed by CUTLASS.
 constexpr size_t kKeptWorkspace = size_t(1) << 22;
-struct KeptWorkspace {
-  c10::DataPtr data;
-  size_t half = 0;  // scratch bytes, then as many of locks
-  // Buffers a larger one replaced (with their halves), kept (their locks zero, as launches
-  // leave them) for the life of the process: another host thread on the same stream may have
-  // taken one and not yet queued its launch.
-  std::vector<std::pair<c10::DataPtr, size_t>> retired;
-};
-std::mutex& kept_mutex() {
-  static std::mutex m;
-  return m;
-}
 // Never destroyed: at exit the caching allocator may be gone before static destructors run.
-std::map<std::pair<int, cudaStream_t>, KeptWorkspace>& kept_workspaces() {
-  static auto* kept = new std::map<std::pair<int, cudaStream_t>, KeptWorkspace>();
-  return *kept;
+KeptFlags& stream_k_locks() {
+  static auto* locks = new KeptFlags(64 * 1024, kKeptWorkspace);
+  return *locks;
 }
 // Where the locks of a kept workspace of `bytes` (CUTLASS's count: partial tiles and locks)
 // start on `stream`, at least `bytes` of scratch before them and of zero locks from there;
 // nullptr where the launch takes a workspace of its own.
 void* kept_stream_k_workspace(size_t bytes, cudaStream_t stream) {
   if (bytes == 0 || bytes > kKeptWorkspace) return nullptr;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return nullptr;
-  std::lock_guard<std::mutex> lock(kept_mutex());
-  KeptWorkspace& w = kept_workspaces()[{c10::cuda::current_device(), stream}];
-  if (w.half < bytes) {
-    // The new buffer replaces the old only once its locks are zeroed, so that an allocation or
-    // a memset that throws leaves the old one in place.
-    const size_t half = std::max<size_t>({bytes, std::min<size_t>(2 * w.half, kKeptWorkspace), 64 * 1024});
-    c10::DataPtr grown = c10::cuda::CUDACachingAllocator::get()->allocate(2 * half);
-    C10_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(grown.get()) + half, 0, half, stream));
-    if (w.data) w.retired.emplace_back(std::move(w.data), w.half);
-    w.data = std::move(grown);
-    w.half = half;
-  }
-  return static_cast<char*>(w.data.get()) + w.half;
+  return stream_k_locks().get(bytes, bytes, stream);
 }
 
 template <class Config>
@@ -821,23 +787,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   run_tf32_on(g, p, transposed_b, narrow);
 }
 
-int64_t stream_k_locks_left_set() {
-  std::lock_guard<std::mutex> lock(kept_mutex());
-  int64_t set = 0;
-  for (const auto& [key, w] : kept_workspaces()) {
-    const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(key.first));
-    C10_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto count = [&set](const c10::DataPtr& data, size_t half) {
-      std::vector<unsigned char> host(half);
-      C10_CUDA_CHECK(cudaMemcpy(host.data(), static_cast<const char*>(data.get()) + half, half,
-                                cudaMemcpyDeviceToHost));
-      set += std::count_if(host.begin(), host.end(), [](unsigned char b) { return b != 0; });
-    };
-    if (w.data) count(w.data, w.half);
-    for (const auto& [data, half] : w.retired) count(data, half);
-  }
-  return set;
-}
+int64_t stream_k_locks_left_set() { return stream_k_locks().left_set(); }
 
 void force_tf32_splits(int splits) { forced_tf32_splits.store(splits < 0 ? -1 : splits); }
 void force_tf32_slices(int slices) { forced_tf32_slices.store(slices < 2 ? 0 : slices); }
