@@ -54,6 +54,7 @@
 #include "tensor_core.h"
 #include "chunked_promotion.cuh"
 #include "prefetched_a_mainloop.cuh"
+#include "source_first_epilogue.cuh"
 #include "stream_k_locks.cuh"
 
 #ifndef GEMMTILES_CUTLASS
@@ -138,13 +139,15 @@ struct Tf32Config {
   static constexpr int kAlignCD = kOutput == Output::kTma ? 4 : 1;
   using TileShape = Tile;
   using ClusterShape = Cluster;
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+  using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,  //
       float, LayoutOut, kAlignCD,                                      // C
       float, LayoutOut, kAlignCD,                                      // D
       std::conditional_t<kOutput == Output::kTma, cutlass::epilogue::TmaWarpSpecializedCooperative,
                          cutlass::epilogue::NoSmemWarpSpecialized>>::CollectiveOp;
+  // Outputs of any alignment read C a chunk of elements at a time (source_first_epilogue.cuh).
+  using Epilogue = typename SourceFirstIf<BuiltEpilogue, kOutput == Output::kAnyAlignment>::type;
   using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
       float, LayoutA, 4, float, cutlass::layout::ColumnMajor, 4, float,
@@ -239,13 +242,15 @@ at::Tensor scratch(int64_t elements, at::ScalarType dtype = at::kFloat) {
                                    at::kCUDA, c10::cuda::current_device()));
 }
 
-// out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) and
-// out share out's strides.
+// out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) has
+// out's strides, or is one row broadcast (c_broadcast: every row and batch entry reads
+// C's first row), which the kernels that write any alignment read so.
 struct Aligned {
   const char* tier;
   int64_t batch, M, N, K;
   View a, b;  // a: M x K, b: K x N
   const float* c;
+  bool c_broadcast = false;
   float* out;
   int64_t out_rs, out_bs;
   float alpha, beta;
@@ -303,7 +308,8 @@ void run_gemm(const Aligned& g) {
        g.b.ptr, make_stride3<typename Kernel::StrideB>(g.b.cs, g.b.rs, g.b.bs)},
       {{g.alpha, g.beta},
        g.beta != 0.0f ? g.c : nullptr,
-       make_stride3<typename Kernel::StrideC>(out_m, out_n, g.out_bs),
+       make_stride3<typename Kernel::StrideC>(g.c_broadcast ? 0 : out_m, g.c_broadcast ? 0 : out_n,
+                                              g.c_broadcast ? 0 : g.out_bs),
        g.out,
        stride_out},
       hw};
@@ -606,11 +612,18 @@ void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const
     g.out_bs = p.out_bs;
   }
   g.c = nullptr;
+  g.c_broadcast = false;
   if (g.beta != 0.0f) {
     const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
                             (!aligned_out || aligned16(c.ptr));
+    // One row for every row and entry (nn.Linear's bias): read as it is by a kernel that
+    // writes any alignment, rather than copied into every row of the output first.
+    const bool c_row = !aligned_out && c.cs == 1 && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0);
     if (c_in_place) {
       g.c = c.ptr;
+    } else if (c_row) {
+      g.c = c.ptr;
+      g.c_broadcast = true;
     } else {
       fill(c, p.batch, p.M, p.N, g.out, g.out_rs, g.out_bs);
       g.c = g.out;
