@@ -242,21 +242,23 @@ def _is_ampere(name):
     return "cutlass::Kernel2<" in name
 
 
-# Products that run each kernel writing any alignment: (m, n, k, layout, the route's kernel).
-# NN's n off a multiple of 4 packs B and writes an output of unaligned rows on tf32's own tiles.
-ANY_ALIGNMENT_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"),
-                        (97, 1024, 260, "NN", "narrow"), (40, 520, 1000, "NN", "narrow"),
-                        (700, 2048, 200, "NN", "transposing"), (2000, 1030, 300, "NN", "own")]
+# Products on each of tf32's kernels: (m, n, k, layout, the route's kernel). NN's n off a
+# multiple of 4 packs B and writes an output of unaligned rows on tf32's own tiles; the last
+# writes its output through TMA.
+TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), (97, 1024, 260, "NN", "narrow"),
+               (40, 520, 1000, "NN", "narrow"), (700, 2048, 200, "NN", "transposing"),
+               (2000, 1030, 300, "NN", "own"), (1500, 2048, 256, "NT", "own")]
 
 
 @needs("tf32")
-@pytest.mark.parametrize("m,n,k,layout,kernel", ANY_ALIGNMENT_ROUTES)
-def test_tf32_reads_c_and_a_bias_row_on_kernels_of_any_alignment(m, n, k, layout, kernel):
+@pytest.mark.parametrize("m,n,k,layout,kernel", TF32_ROUTES)
+def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     """The kernels that write their output from the accumulators (the narrow kernel, the one
     transposing an N-major B, tf32's own on unaligned rows) read c ahead of its use, a chunk of
-    elements at a time, and a bias row as it is, with no pass copying it into the output first:
-    right with alpha and beta on a full c, an unaligned one, a bias row, a (1, n) row, a 3-D
-    input sharing B with a bias, and on every row and column at the tiles' edges."""
+    elements at a time; every kernel reads a bias row as it is (through TMA where it writes so),
+    with no pass copying it into the output first: right with alpha and beta on a full c, an
+    unaligned one, a bias row, a (1, n) row, a 3-D input sharing B with a bias, and on every
+    row and column at the tiles' edges; tf32x3's bias likewise (its output through TMA)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if sms == 132:  # the model's kernel for these products on an H100's or H200's SMs
         assert _C.tf32_route(m, n, k, 1, layout == "NT", layout == "NT" or n % 4 == 0, sms, False)[0] == kernel
@@ -275,6 +277,9 @@ def test_tf32_reads_c_and_a_bias_row_on_kernels_of_any_alignment(m, n, k, layout
     x = torch.randn(3, m, k, device="cuda")
     out = gemmtiles.sgemm(x, b, tier="tf32", c=bias, beta=1.0)
     assert_gemm_close(out, x, b.expand(3, k, n), bias.expand(3, m, n), 1.0, 1.0, precision="tf32")
+    if n % 4 == 0 and not _unavailable("tf32x3"):
+        out = gemmtiles.sgemm(a, b, tier="tf32x3", c=bias, alpha=0.75, beta=-1.5)
+        assert_gemm_close(out, a, b, bias.expand(m, n), 0.75, -1.5, precision="tf32x3")
 
 
 @needs("tf32")

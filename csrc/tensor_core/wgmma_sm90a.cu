@@ -244,7 +244,7 @@ at::Tensor scratch(int64_t elements, at::ScalarType dtype = at::kFloat) {
 
 // out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) has
 // out's strides, or is one row broadcast (c_broadcast: every row and batch entry reads
-// C's first row), which the kernels that write any alignment read so.
+// C's first row, through zero strides).
 struct Aligned {
   const char* tier;
   int64_t batch, M, N, K;
@@ -616,9 +616,11 @@ void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const
   if (g.beta != 0.0f) {
     const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
                             (!aligned_out || aligned16(c.ptr));
-    // One row for every row and entry (nn.Linear's bias): read as it is by a kernel that
-    // writes any alignment, rather than copied into every row of the output first.
-    const bool c_row = !aligned_out && c.cs == 1 && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0);
+    // One row for every row and entry (nn.Linear's bias): read as it is, with zero strides,
+    // rather than copied into every row of the output first (by TMA where the kernel writes
+    // through it, which needs the row 16-byte aligned and no padded columns to read past it).
+    const bool c_row = c.cs == 1 && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0) &&
+                       (!aligned_out || (aligned16(c.ptr) && g.N == p.N));
     if (c_in_place) {
       g.c = c.ptr;
     } else if (c_row) {
