@@ -242,11 +242,12 @@ def _is_ampere(name):
     return "cutlass::Kernel2<" in name
 
 
-# Products on each of tf32's kernels: (m, n, k, layout, the route's kernel). NN's n off a
-# multiple of 4 packs B and writes an output of unaligned rows on tf32's own tiles; the last
-# writes its output through TMA.
-TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), (97, 1024, 260, "NN", "narrow"),
-               (40, 520, 1000, "NN", "narrow"), (700, 2048, 200, "NN", "transposing"),
+# Products on each of tf32's kernels: (m, n, k, layout, the route's kernel). x @ W of few rows
+# with K off a multiple of 4, which Ampere's kernel does not take, runs the narrow kernel; NN's
+# n off a multiple of 4 packs B and writes an output of unaligned rows on tf32's own tiles; the
+# last writes its output through TMA.
+TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), (97, 1024, 261, "NN", "narrow"),
+               (40, 520, 1002, "NN", "narrow"), (700, 2048, 200, "NN", "transposing"),
                (2000, 1030, 300, "NN", "own"), (1500, 2048, 256, "NT", "own")]
 
 
@@ -258,10 +259,11 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     elements at a time; every kernel reads a bias row as it is (through TMA where it writes so),
     with no pass copying it into the output first: right with alpha and beta on a full c, an
     unaligned one, a bias row, a (1, n) row, a 3-D input sharing B with a bias, and on every
-    row and column at the tiles' edges; tf32x3's bias likewise (its output through TMA)."""
+    row and column at the tiles' edges; rows of c per batch entry copied, and right; tf32x3's
+    bias likewise (through TMA, where its N needs no padding)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if sms == 132:  # the model's kernel for these products on an H100's or H200's SMs
-        assert _C.tf32_route(m, n, k, 1, layout == "NT", layout == "NT" or n % 4 == 0, sms, False)[0] == kernel
+        assert _C.tf32_route(m, n, k, 1, layout == "NT", layout == "NT" or n % 4 == 0, sms)[0] == kernel
     a = torch.randn(m, k, device="cuda")
     b = torch.randn(n, k, device="cuda").t() if layout == "NT" else torch.randn(k, n, device="cuda")
     c = torch.randn(m, n, device="cuda")
@@ -272,14 +274,23 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     # The bias is read where it lies: no pass fills the output with it first.
     names = _tf32_kernels(a, b, bias, 1.0)
     assert len([x for x in names if "cutlass" in x]) == 1, names
+    assert not any(_is_ampere(x) for x in names), names
     assert not any("fill_kernel" in x for x in names), names
-    # nn.Linear's 3-D input: a batch sharing B, folded into rows, reading the bias row.
+    # nn.Linear's 3-D input: a batch sharing B, folded into rows, reading the bias row; a row
+    # per entry, and one row of one row per entry, are other c's (copied into the output).
     x = torch.randn(3, m, k, device="cuda")
-    out = gemmtiles.sgemm(x, b, tier="tf32", c=bias, beta=1.0)
-    assert_gemm_close(out, x, b.expand(3, k, n), bias.expand(3, m, n), 1.0, 1.0, precision="tf32")
-    if n % 4 == 0 and not _unavailable("tf32x3"):
-        out = gemmtiles.sgemm(a, b, tier="tf32x3", c=bias, alpha=0.75, beta=-1.5)
-        assert_gemm_close(out, a, b, bias.expand(m, n), 0.75, -1.5, precision="tf32x3")
+    for cc in (bias, torch.randn(3, 1, n, device="cuda")):
+        out = gemmtiles.sgemm(x, b, tier="tf32", c=cc, beta=1.0)
+        assert_gemm_close(out, x, b.expand(3, k, n), cc.expand(3, m, n), 1.0, 1.0, precision="tf32")
+    x1, c1 = torch.randn(3, 1, k, device="cuda"), torch.randn(3, 2, n, device="cuda")[:, :1]
+    for cc in (c1, bias.view(1, 1, n)):
+        out = gemmtiles.sgemm(x1, b, tier="tf32", c=cc, alpha=0.5, beta=2.0)
+        assert_gemm_close(out, x1, b.expand(3, k, n), cc.expand(3, 1, n), 0.5, 2.0, precision="tf32")
+    if not _unavailable("tf32x3"):
+        calls = []
+        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(a, b, tier="tf32x3", c=bias, alpha=0.75, beta=-1.5)))
+        assert_gemm_close(calls[0], a, b, bias.expand(m, n), 0.75, -1.5, precision="tf32x3")
+        assert any("fill_kernel" in x for x in names) == (n % 4 != 0), names
 
 
 @needs("tf32")

@@ -24,7 +24,8 @@
 // TMA needs 16-byte aligned base addresses and row strides, whatever an operand's extent
 // along its rows (tf32 runs any K; tf32x3's parts, an N-major B and a TMA-written output are
 // whole vectors of 4 along their rows, as CUTLASS checks); operands that are not get an
-// aligned (zero-padded) copy, as do tf32x3's C and output, so every shape and stride runs.
+// aligned (zero-padded) copy, as do tf32x3's C (but a bias row, read in place) and output, so
+// every shape and stride runs.
 // tf32 writes an output with 16-byte aligned rows through shared memory by TMA, and any other
 // in place from the accumulators, a float at a time.
 #include <algorithm>
@@ -300,6 +301,11 @@ void run_gemm(const Aligned& g) {
   // The output's strides along the kernel's M and N: C's (rows, 1), or C^T's (1, rows).
   const int64_t out_m = Config::kSwapped ? 1 : g.out_rs, out_n = Config::kSwapped ? g.out_rs : 1;
   const auto stride_out = make_stride3<typename Kernel::StrideD>(out_m, out_n, g.out_bs);
+  // A broadcast C's zero strides leave its unit stride along C's columns, static in both
+  // layouts (make_stride3 leaves a static slot as it is).
+  static_assert(cute::is_constant<1, cute::remove_cvref_t<decltype(cute::get<Config::kSwapped ? 0 : 1>(
+                                         typename Kernel::StrideC{}))>>::value,
+                "C's stride along its columns is a static 1");
   typename Gemm::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {static_cast<int>(g.M), static_cast<int>(g.N), static_cast<int>(g.K),
@@ -596,8 +602,8 @@ bool tma_writable_out(const GemmProblem& p) {
 // Runs `g` (whose N may be p.N padded to a multiple of 4) with its out, c and batch in
 // shapes the kernel takes: where the kernel needs 16-byte aligned output rows (aligned_out),
 // an aligned scratch output if out's rows are not or N was padded, and C copied into the
-// output where it cannot be read in place (broadcast, or unaligned for such a kernel); and a
-// batch whose B is shared folded into M.
+// output where it cannot be read in place (broadcast other than one row for all, or unaligned
+// for such a kernel); and a batch whose B is shared folded into M.
 void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&), bool aligned_out) {
   at::Tensor out_scratch;
   const bool out_ok = g.N == p.N && (!aligned_out || tma_writable_out(p));
@@ -617,10 +623,10 @@ void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const
     const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
                             (!aligned_out || aligned16(c.ptr));
     // One row for every row and entry (nn.Linear's bias): read as it is, with zero strides,
-    // rather than copied into every row of the output first (by TMA where the kernel writes
-    // through it, which needs the row 16-byte aligned and no padded columns to read past it).
-    const bool c_row = c.cs == 1 && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0) &&
-                       (!aligned_out || (aligned16(c.ptr) && g.N == p.N));
+    // rather than copied into every row of the output first; no padded columns to read past
+    // it, and by TMA (where the kernel writes through it) 16-byte aligned.
+    const bool c_row = c.cs == 1 && g.N == p.N && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0) &&
+                       (!aligned_out || aligned16(c.ptr));
     if (c_in_place) {
       g.c = c.ptr;
     } else if (c_row) {
