@@ -3,7 +3,8 @@
 Times every tier (or those named) on the benchmark shapes with CUDA events (warm-up, median
 of repeats), next to ``torch.matmul`` with TF32 off (cuBLAS's fp32 GEMM) measured in the same
 process on the same inputs. Prints a table, writes CSV and JSON, and plots TFLOP/s against
-size. Without a GPU it runs the CPU tiers against torch.matmul on the CPU.
+size. Without a GPU it runs the CPU tiers against torch.matmul on the CPU. ``--bias`` adds a
+bias row to every product (nn.Linear's ``x @ W^T + b``), on both sides.
 """
 
 from __future__ import annotations
@@ -402,15 +403,30 @@ def _reference_names(tiers: list[str], device: torch.device, precision: str = "h
     return ["cublas"]
 
 
-def cublas_matmul(a, b, tf32: bool):
-    """torch.matmul with TF32 allowed (cuBLAS TF32) or not (cuBLAS fp32); the previous
-    setting is restored."""
+def cublas_matmul(a, b, tf32: bool, bias: Optional[torch.Tensor] = None):
+    """torch.matmul (with a bias row, linear_product) with TF32 allowed (cuBLAS TF32) or not
+    (cuBLAS fp32); the previous setting is restored."""
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
-        return torch.matmul(a, b)
+        return linear_product(a, b, bias)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+def linear_product(a, b, bias: Optional[torch.Tensor] = None):
+    """a @ b, plus a bias row as stock torch adds nn.Linear's: in the product's epilogue
+    (addmm; a batch of rows that lie in one block folded first, as F.linear folds them;
+    baddbmm for a batch of products), else after it."""
+    if bias is None:
+        return torch.matmul(a, b)
+    if a.dim() == 2 and b.dim() == 2:
+        return torch.addmm(bias, a, b)
+    if a.dim() == 3 and b.dim() == 3:
+        return torch.baddbmm(bias, a, b)
+    if b.dim() == 2 and a.is_contiguous():
+        return torch.addmm(bias, a.flatten(0, -2), b).unflatten(0, a.shape[:-1])
+    return torch.matmul(a, b).add_(bias)
 
 
 def operands(shape: Shape, g: torch.Generator, device: torch.device):
@@ -430,7 +446,8 @@ def operands(shape: Shape, g: torch.Generator, device: torch.device):
 
 def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int, repeats: int,
         budget_s: float, progress: bool = True, cold_l2: bool = False, precision: str = "highest",
-        fp32_precision: str = "none", passes: int = 1, against_highest: bool = False) -> list[Row]:
+        fp32_precision: str = "none", passes: int = 1, against_highest: bool = False,
+        bias: bool = False) -> list[Row]:
     """Every tier and reference on every shape. The tiers run under torch's fp32 matmul
     `precision` and gemmtiles' `fp32_precision` (what `auto` may then use); cuBLAS's references
     are fp32 (TF32 off) and, where a tier or the precision allows TF32, cuBLAS TF32.
@@ -442,7 +459,10 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
 
     against_highest: each tier is also timed under torch's "highest" and gemmtiles' "none" (as
     `<tier>@highest`, in the same passes), and its rows carry vs_highest, its speed over that:
-    what a setting that permits other math gains or loses against the exact default."""
+    what a setting that permits other math gains or loses against the exact default.
+
+    bias: every product adds a bias row of N (nn.Linear's product): the tiers as c with beta 1,
+    cuBLAS as stock torch adds it (linear_product). The operands are those drawn without it."""
     if passes < 1:
         raise ValueError(f"passes must be >= 1, got {passes}")
     if against_highest and precision == "highest" and fp32_precision == "none":
@@ -460,10 +480,15 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
     total = len(shapes) * (len(tiers) + len(refs))
     done = 0
     g = torch.Generator(device="cpu").manual_seed(0)
+    g_bias = torch.Generator(device="cpu").manual_seed(1)  # apart, so that a and b stay the same draws
+    beta = 1.0 if bias else 0.0
     for shape in shapes:
         a, b = operands(shape, g, device)
+        c = torch.randn(shape.n, generator=g_bias).to(device) if bias else None
         flops = 2.0 * shape.batch * shape.m * shape.n * shape.k
         exact = torch.matmul(a.double(), b.double())
+        if c is not None:
+            exact += c.double()
         exact_norm = exact.norm().item() or 1.0
         results, fns = {}, {}
         if progress and not sys.stderr.isatty():  # a log: one line per shape
@@ -473,17 +498,17 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             if progress and sys.stderr.isatty():  # a terminal: one line, rewritten per tier
                 print(f"\r[{done}/{total}] {shape.label:<24} {name:<14}", end="", file=sys.stderr, flush=True)
             if name == TF32_REF:
-                fn = lambda a=a, b=b: cublas_matmul(a, b, tf32=True)  # noqa: E731
+                fn = lambda a=a, b=b, c=c: cublas_matmul(a, b, tf32=True, bias=c)  # noqa: E731
             elif name == ref_name:
-                fn = lambda a=a, b=b: torch.matmul(a, b)  # noqa: E731
+                fn = lambda a=a, b=b, c=c: linear_product(a, b, c)  # noqa: E731
             elif name.endswith(HIGHEST):
-                def fn(a=a, b=b, name=name.removesuffix(HIGHEST)):
+                def fn(a=a, b=b, c=c, name=name.removesuffix(HIGHEST)):
                     with _fp32_matmul_precision("highest"), ours("none"):
-                        return sgemm(a, b, tier=name)
+                        return sgemm(a, b, tier=name, c=c, beta=beta)
             else:
-                def fn(a=a, b=b, name=name):
+                def fn(a=a, b=b, c=c, name=name):
                     with _fp32_matmul_precision(precision), ours(fp32_precision):
-                        return sgemm(a, b, tier=name)
+                        return sgemm(a, b, tier=name, c=c, beta=beta)
             out = fn()
             err = (out.double() - exact).norm().item() / exact_norm
             del out
@@ -517,7 +542,7 @@ def run(tiers: list[str], shapes: list[Shape], device: torch.device, warmup: int
             ))
             if name not in refs:
                 prev = tf
-        del a, b
+        del a, b, c
     if progress and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     return rows
@@ -773,6 +798,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--model", action="store_true",
                    help="the model benchmark (benchmarks/test_models.py's model and scenarios) instead, stock "
                         "torch and gemmtiles steps interleaved, --repeats rounds after --warmup steps of each")
+    p.add_argument("--bias", action="store_true",
+                   help="every product adds a bias row of N, as nn.Linear's does: gemmtiles' tiers as c "
+                        "(beta 1), cuBLAS as stock torch adds it (addmm, baddbmm)")
     p.add_argument("--no-table", action="store_true",
                    help="auto plans with no tuned table (its cost model alone, as on a GPU nobody tuned); "
                         "the same as GEMMTILES_AUTO_TABLES=0")
@@ -791,6 +819,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.against_highest and (args.model or (args.precision == "highest" and args.fp32_precision == "none")):
         p.error("--against-highest: compares products under another --precision or --fp32-precision with "
                 "'highest'; set one of them, and leave out --model")
+    if args.bias and (args.model or args.overhead):
+        p.error("--bias: adds a bias row to the products of --shapes; leave out --model and --overhead")
     if args.cold_l2 and args.device != "cuda":
         p.error("--cold-l2: flushes a GPU's L2; it needs --device cuda")
     device = torch.device(args.device)
@@ -844,18 +874,20 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     rows = run(tiers, shapes, device, args.warmup, args.repeats, args.budget, cold_l2=args.cold_l2,
                precision=args.precision, fp32_precision=args.fp32_precision, passes=args.passes,
-               against_highest=args.against_highest)
+               against_highest=args.against_highest, bias=args.bias)
     if args.precision != "highest":
         print(f"(--precision {args.precision}: gemmtiles' calls under torch.set_float32_matmul_precision"
               f"({args.precision!r}))")
     if args.cold_l2:
         print("(--cold-l2: the L2 filled with other data before each timed call)")
+    if args.bias:
+        print("(--bias: every product adds a bias row, a @ b + bias)")
     print(table(rows, device_name, ref_name))
     with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
         w.writeheader()
         w.writerows(asdict(r) for r in rows)
-    meta = {"device": device_name, "torch": torch.__version__, "reference": ref_name,
+    meta = {"device": device_name, "torch": torch.__version__, "reference": ref_name, "bias": args.bias,
             "peak_tflops": peak_tflops(device), "rows": [asdict(r) for r in rows]}
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(meta, f, indent=1)
@@ -877,7 +909,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                   + (": " + ", ".join(f"{r.shape} {r.vs_highest:.3f}x" for r in slower[:5]) if slower else ""))
         with open(os.path.join(args.out, "random.json"), "w") as f:
             json.dump({"device": device_name, "torch": torch.__version__, "shapes": args.shapes,
-                       "precision": args.precision, "fp32_precision": args.fp32_precision, "stats": stats}, f, indent=1)
+                       "precision": args.precision, "fp32_precision": args.fp32_precision, "bias": args.bias,
+                       "stats": stats}, f, indent=1)
         wrote.append(f"{args.out}/random.json")
         if plot_ratios([r for r in rows if r.group.startswith("random:")], os.path.join(args.out, "random.png"),
                        device_name, ref_name):

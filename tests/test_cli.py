@@ -135,6 +135,28 @@ def test_bench_runs_a_small_shape(tmp_path, capsys):
 
 
 
+def test_bench_bias_adds_a_row_on_both_sides(tmp_path, capsys):
+    # nn.Linear's product, NT, NN on a batch sharing B, TN; every side's error against float64
+    # with the bias. linear_product's every branch (a batch folded as F.linear folds it, one that
+    # does not lie in one block, a batch of products) against float64.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert bench.main(["--shapes", "17x9x5:NT,2x5x7x3,9x4x5:TN", "--tiers", "naive", "--device", device,
+                       "--budget", "0.01", "--bias", "--out", str(tmp_path)]) == 0
+    assert "--bias" in capsys.readouterr().out
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "bench.csv")))
+    assert len({r["shape"] for r in rows}) == 3 and {r["tier"] for r in rows} >= {"naive"}
+    assert all(float(r["rel_err"]) < 1e-5 for r in rows), rows
+    # the bias is in the product: without it, the same sides are off by the bias
+    a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(3, 5, dtype=torch.float64)
+    c = torch.randn(5, dtype=torch.float64)
+    for x, y in ((a, b), (a.expand(2, 4, 3).contiguous(), b), (a.expand(2, 4, 3).mT.contiguous().mT, b),
+                 (a.expand(2, 4, 3), b.expand(2, 3, 5))):
+        torch.testing.assert_close(bench.linear_product(x, y, c), x @ y + c)
+    with pytest.raises(SystemExit):
+        bench.main(["--bias", "--overhead"])
+
+
 def test_bench_no_table_turns_autos_tables_off_first(monkeypatch, tmp_path, capsys):
     from gemmtiles._ops import _C
 
@@ -304,8 +326,8 @@ def test_bench_passes_keep_each_sides_least_median(monkeypatch):
     order, medians = [], {"cublas": iter([5.0, 2.0, 4.0]), "naive": iter([3.0, 6.0, 1.0])}
 
     def timer(device, fn, warmup, repeats, budget_s, cold_l2=False):
-        # bench.run's reference binds (a, b) as defaults; a tier's function binds its name third
-        name = "cublas" if len(fn.__defaults__) < 3 else fn.__defaults__[2]
+        # bench.run's reference binds (a, b, c) as defaults; a tier's function binds its name fourth
+        name = "cublas" if len(fn.__defaults__) < 4 else fn.__defaults__[3]
         order.append(name)
         return next(medians[name]), 4
 
@@ -330,12 +352,12 @@ def test_bench_times_a_setting_against_highest_in_the_same_passes(monkeypatch):
 
     def timer(device, fn, warmup, repeats, budget_s, cold_l2=False):
         fn()
-        name = "torch" if len(fn.__defaults__) < 3 else fn.__defaults__[2]
+        name = "torch" if len(fn.__defaults__) < 4 else fn.__defaults__[3]
         name = name if name == "torch" or seen[-1][1] == "high" else name + "@highest"
         order.append(name)
         return next(medians[name]), 4
 
-    def sgemm(a, b, tier):
+    def sgemm(a, b, tier, c=None, beta=0.0):
         seen.append((tier, torch.get_float32_matmul_precision()))
         return a @ b
 
