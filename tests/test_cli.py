@@ -3,6 +3,7 @@ what this build is."""
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 
@@ -143,11 +144,12 @@ def test_bench_bias_adds_a_row_on_both_sides(tmp_path, capsys):
     assert bench.main(["--shapes", "17x9x5:NT,2x5x7x3,9x4x5:TN", "--tiers", "naive", "--device", device,
                        "--budget", "0.01", "--bias", "--out", str(tmp_path)]) == 0
     assert "--bias" in capsys.readouterr().out
-    import csv
-    rows = list(csv.DictReader(open(tmp_path / "bench.csv")))
+    with open(tmp_path / "bench.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
     assert len({r["shape"] for r in rows}) == 3 and {r["tier"] for r in rows} >= {"naive"}
+    # A side that left the bias out would be off by it (a bias of N(0, 1) against products of
+    # a few terms).
     assert all(float(r["rel_err"]) < 1e-5 for r in rows), rows
-    # the bias is in the product: without it, the same sides are off by the bias
     a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(3, 5, dtype=torch.float64)
     c = torch.randn(5, dtype=torch.float64)
     for x, y in ((a, b), (a.expand(2, 4, 3).contiguous(), b), (a.expand(2, 4, 3).mT.contiguous().mT, b),
