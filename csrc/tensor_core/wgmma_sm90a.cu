@@ -298,11 +298,14 @@ void run_gemm(const Aligned& g) {
   cutlass::KernelHardwareInfo hw;
   hw.device_id = device;
   hw.sm_count = multiprocessors(device);
-  // The output's strides along the kernel's M and N: C's (rows, 1), or C^T's (1, rows).
-  const int64_t out_m = Config::kSwapped ? 1 : g.out_rs, out_n = Config::kSwapped ? g.out_rs : 1;
-  const auto stride_out = make_stride3<typename Kernel::StrideD>(out_m, out_n, g.out_bs);
-  // A broadcast C's zero strides leave its unit stride along C's columns, static in both
-  // layouts (make_stride3 leaves a static slot as it is).
+  // A matrix's strides along the kernel's M and N, and its batch's, from its rows' and
+  // batch's: C's (rows, 1), or C^T's (1, rows). The output's, and C's: the same, or zero
+  // for a broadcast row, whose unit stride along C's columns is static in both layouts
+  // (make_stride3 leaves a static slot as it is).
+  const auto strides = [](auto stride, int64_t rs, int64_t bs) {
+    return make_stride3<decltype(stride)>(Config::kSwapped ? 1 : rs, Config::kSwapped ? rs : 1, bs);
+  };
+  const auto stride_out = strides(typename Kernel::StrideD{}, g.out_rs, g.out_bs);
   static_assert(cute::is_constant<1, cute::remove_cvref_t<decltype(cute::get<Config::kSwapped ? 0 : 1>(
                                          typename Kernel::StrideC{}))>>::value,
                 "C's stride along its columns is a static 1");
@@ -314,8 +317,7 @@ void run_gemm(const Aligned& g) {
        g.b.ptr, make_stride3<typename Kernel::StrideB>(g.b.cs, g.b.rs, g.b.bs)},
       {{g.alpha, g.beta},
        g.beta != 0.0f ? g.c : nullptr,
-       make_stride3<typename Kernel::StrideC>(g.c_broadcast ? 0 : out_m, g.c_broadcast ? 0 : out_n,
-                                              g.c_broadcast ? 0 : g.out_bs),
+       strides(typename Kernel::StrideC{}, g.c_broadcast ? 0 : g.out_rs, g.c_broadcast ? 0 : g.out_bs),
        g.out,
        stride_out},
       hw};
