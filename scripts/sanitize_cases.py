@@ -121,6 +121,41 @@ def run_tf32_slices() -> None:
     print(f"tf32: {len(TF32_SLICES_CASES)} forced K-slices cases ok", flush=True)
 
 
+# c in the layouts that the tensor-core tiers read where they lie, along c's own strides (rows of
+# a wider tensor, a mask shared by a batch's entries, a row per entry), or copy into the output
+# first (rows off 16 bytes for a kernel writing through TMA, rows per entry of a batch sharing B),
+# each c in storage that ends at its last element, so a read past it is out of bounds.
+C_CASES = [
+    # m, n, k, batch, bmm (a B per entry, else one shared), c's shape, its rows' padding, its offset
+    (37, 130, 61, None, False, (37, 130), 4, 0),
+    (37, 132, 61, None, False, (37, 132), 4, 0),
+    (130, 260, 99, None, False, (130, 260), 0, 1),
+    (65, 132, 40, 3, True, (65, 132), 0, 0),
+    (65, 131, 40, 3, True, (3, 1, 131), 0, 0),
+    (5, 64, 33, 3, False, (3, 5, 64), 3, 0),
+    (1, 68, 33, 3, False, (3, 1, 68), 4, 0),
+]
+
+
+def run_c_layouts(tier) -> None:
+    """tier on each of C_CASES' c's."""
+    for m, n, k, batch, bmm, shape, pad, off in C_CASES:
+        a = operand(m, k, "cuda", "row", 0, 0, batch)
+        b = operand(k, n, "cuda", "col", 0, 0, batch if bmm else None)
+        rows = 1
+        for d in shape[:-1]:
+            rows *= d
+        storage = torch.randn(off + (rows - 1) * (shape[-1] + pad) + shape[-1], device="cuda")
+        strides = [shape[-1] + pad, 1]
+        for d in reversed(shape[1:-1]):
+            strides.insert(0, strides[0] * d)
+        c = storage.as_strided(shape, strides, off)
+        out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
+        torch.cuda.synchronize()
+        assert_gemm_close(out, a, b, c.expand(out.shape), 0.5, -1.0, precision=BY_NAME[tier].precision)
+    print(f"{tier}: {len(C_CASES)} c layouts ok", flush=True)
+
+
 def skinny_candidates(case, bmm):
     """The skinny and gemv plans of gemmtiles._C.exact_candidates for `case`'s operands, as auto
     sees them."""
@@ -173,6 +208,8 @@ def main() -> int:
         print(f"{tier}: {len(CASES)} cases ok", flush=True)
         if tier == "tf32":
             run_tf32_slices()
+        if tier in ("tf32", "tf32x3"):
+            run_c_layouts(tier)
         if tier != "auto":
             continue
         from gemmtiles._ops import _C

@@ -256,11 +256,14 @@ TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), 
 def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     """The kernels that write their output from the accumulators (the narrow kernel, the one
     transposing an N-major B, tf32's own on unaligned rows) read c ahead of its use, a chunk of
-    elements at a time; every kernel reads a bias row as it is (through TMA where it writes so),
-    with no pass copying it into the output first: right with alpha and beta on a full c, an
-    unaligned one, a bias row, a (1, n) row, a 3-D input sharing B with a bias, and on every
-    row and column at the tiles' edges; rows of c per batch entry copied, and right; tf32x3's
-    bias likewise (through TMA, where its N needs no padding)."""
+    elements at a time; every kernel reads a c of unit column stride where it lies, along its
+    own strides (through TMA where it writes so and c's rows are 16-byte aligned), with no pass
+    copying it into the output first: right with alpha and beta on a full c, an unaligned one,
+    a bias row, a (1, n) row, rows of a wider tensor, a 3-D input sharing B with a bias, a
+    batch's shared mask and its rows per entry, and on every row and column at the tiles'
+    edges; a c that cannot be read so (rows per entry of a batch folded into one product, a
+    column-major c, an unaligned c through TMA) copied first, and right; tf32x3's bias likewise
+    (through TMA, where its N needs no padding)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if sms == 132:  # the model's kernel for these products on an H100's or H200's SMs
         b_vec = k % 4 == 0 if layout == "NT" else n % 4 == 0  # B's rows 16-byte aligned, read in place
@@ -277,6 +280,13 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     assert len([x for x in names if "cutlass" in x]) == 1, names
     assert not any(_is_ampere(x) for x in names), names
     assert not any("fill_kernel" in x for x in names), names
+    # Any c of unit column stride is read along its own strides; through TMA (tf32's own kernel
+    # on aligned output rows) only where its start and rows are 16-byte aligned.
+    tma = kernel == "own" and n % 4 == 0
+    wide = torch.randn(m, n + 4, device="cuda")[:, :n]
+    for cc, copied in ((wide, False), (_unaligned_zeros(m, n).copy_(c), tma), (c.t().contiguous().t(), True)):
+        names = _tf32_kernels(a, b, cc, -0.5)
+        assert any("fill_kernel" in name for name in names) == copied, (cc.stride(), names)
     # nn.Linear's 3-D input: a batch sharing B, folded into rows, reading the bias row; a row
     # per entry, and one row of one row per entry, are other c's (copied into the output).
     x = torch.randn(3, m, k, device="cuda")
@@ -287,6 +297,14 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     for cc in (c1, bias.view(1, 1, n)):
         out = gemmtiles.sgemm(x1, b, tier="tf32", c=cc, alpha=0.5, beta=2.0)
         assert_gemm_close(out, x1, b.expand(3, k, n), cc.expand(3, 1, n), 0.5, 2.0, precision="tf32")
+    # A batch of its own B's (baddbmm): a mask shared by every entry, and a row per entry, read
+    # in place with a zero stride.
+    bb = torch.stack([b, -b, 2 * b])
+    for cc in (c, torch.randn(3, 1, n, device="cuda")):
+        calls = []
+        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(x, bb, tier="tf32", c=cc, alpha=0.5, beta=-1.0)))
+        assert_gemm_close(calls[0], x, bb, cc.expand(3, m, n), 0.5, -1.0, precision="tf32")
+        assert not any("fill_kernel" in name for name in names), (cc.shape, names)
     if not _unavailable("tf32x3"):
         calls = []
         names = kernels_run(lambda: calls.append(gemmtiles.sgemm(a, b, tier="tf32x3", c=bias, alpha=0.75, beta=-1.5)))

@@ -251,7 +251,7 @@ struct Aligned {
   int64_t batch, M, N, K;
   View a, b;  // a: M x K, b: K x N
   const float* c;
-  bool c_broadcast = false;
+  int64_t c_rs = 0, c_bs = 0;  // c's strides along rows and batch (its columns': a unit stride)
   float* out;
   int64_t out_rs, out_bs;
   float alpha, beta;
@@ -299,9 +299,9 @@ void run_gemm(const Aligned& g) {
   hw.device_id = device;
   hw.sm_count = multiprocessors(device);
   // A matrix's strides along the kernel's M and N, and its batch's, from its rows' and
-  // batch's: C's (rows, 1), or C^T's (1, rows). The output's, and C's: the same, or zero
-  // for a broadcast row, whose unit stride along C's columns is static in both layouts
-  // (make_stride3 leaves a static slot as it is).
+  // batch's: C's (rows, 1), or C^T's (1, rows). The output's, and c's own (zero where one row
+  // or matrix serves every row or entry); the unit stride along C's columns is static in both
+  // layouts (make_stride3 leaves a static slot as it is).
   const auto strides = [](auto stride, int64_t rs, int64_t bs) {
     return make_stride3<decltype(stride)>(Config::kSwapped ? 1 : rs, Config::kSwapped ? rs : 1, bs);
   };
@@ -317,7 +317,7 @@ void run_gemm(const Aligned& g) {
        g.b.ptr, make_stride3<typename Kernel::StrideB>(g.b.cs, g.b.rs, g.b.bs)},
       {{g.alpha, g.beta},
        g.beta != 0.0f ? g.c : nullptr,
-       strides(typename Kernel::StrideC{}, g.c_broadcast ? 0 : g.out_rs, g.c_broadcast ? 0 : g.out_bs),
+       strides(typename Kernel::StrideC{}, g.c_rs, g.c_bs),
        g.out,
        stride_out},
       hw};
@@ -603,9 +603,8 @@ bool tma_writable_out(const GemmProblem& p) {
 
 // Runs `g` (whose N may be p.N padded to a multiple of 4) with its out, c and batch in
 // shapes the kernel takes: where the kernel needs 16-byte aligned output rows (aligned_out),
-// an aligned scratch output if out's rows are not or N was padded, and C copied into the
-// output where it cannot be read in place (broadcast other than one row for all, or unaligned
-// for such a kernel); and a batch whose B is shared folded into M.
+// an aligned scratch output if out's rows are not or N was padded; c read where it lies, or
+// copied into the output where it cannot be; and a batch whose B is shared folded into M.
 void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const Aligned&), bool aligned_out) {
   at::Tensor out_scratch;
   const bool out_ok = g.N == p.N && (!aligned_out || tma_writable_out(p));
@@ -619,34 +618,44 @@ void run_with_output(Aligned g, View c, const GemmProblem& p, void (*gemm)(const
     g.out_rs = p.out_rs;
     g.out_bs = p.out_bs;
   }
+  // A batch sharing one B (nn.Linear's 3-D input) is one GEMM of batch * M rows when A and the
+  // output are laid out batch after batch (and c, where it is read in place).
+  const bool fold = g.batch > 1 && g.b.bs == 0 && g.a.cs == 1 && g.a.bs == g.M * g.a.rs && g.out_bs == g.M * g.out_rs;
   g.c = nullptr;
-  g.c_broadcast = false;
+  g.c_rs = g.c_bs = 0;
   if (g.beta != 0.0f) {
-    const bool c_in_place = c.cs == 1 && c.rs == g.out_rs && (p.batch == 1 || c.bs == g.out_bs) &&
-                            (!aligned_out || aligned16(c.ptr));
-    // One row for every row and entry (nn.Linear's bias): read as it is, with zero strides,
-    // rather than copied into every row of the output first; no padded columns to read past
-    // it, and by TMA (where the kernel writes through it) 16-byte aligned.
-    const bool c_row = c.cs == 1 && g.N == p.N && (p.M == 1 || c.rs == 0) && (p.batch == 1 || c.bs == 0) &&
-                       (!aligned_out || aligned16(c.ptr));
-    if (c_in_place) {
+    // c is read where it lies, along its own strides, where its columns have a unit stride,
+    // the kernel reads no padded columns past them, its rows fold as the output's do, and,
+    // for a kernel writing through TMA, its start and strides are 16-byte aligned: a full c, a
+    // bias row (zero strides: one row serves every row and entry), a mask shared by a
+    // batch's entries, rows of a wider tensor. Any other c is copied into the output first.
+    int64_t rs = p.M == 1 ? 0 : c.rs, bs = p.batch == 1 ? 0 : c.bs;
+    bool in_place = c.cs == 1 && g.N == p.N;
+    if (fold) {
+      // Row z * M + m of the folded product lies at z * bs + m * rs: rows at a stride of
+      // rs where bs = M * rs, of bs where M is 1.
+      in_place = in_place && (p.M == 1 || bs == p.M * rs);
+      if (p.M == 1) rs = bs;
+      bs = 0;
+    }
+    if (aligned_out) in_place = in_place && aligned16(c.ptr) && rs % 4 == 0 && bs % 4 == 0;
+    if (in_place) {
       g.c = c.ptr;
-    } else if (c_row) {
-      g.c = c.ptr;
-      g.c_broadcast = true;
+      g.c_rs = rs;
+      g.c_bs = bs;
     } else {
       fill(c, p.batch, p.M, p.N, g.out, g.out_rs, g.out_bs);
       g.c = g.out;
+      g.c_rs = g.out_rs;
+      g.c_bs = g.out_bs;
     }
   }
-  // A batch sharing one B (nn.Linear's 3-D input) is one GEMM of batch * M rows when A, C
-  // and the output are laid out batch after batch.
-  if (g.batch > 1 && g.b.bs == 0 && g.a.cs == 1 && g.a.bs == g.M * g.a.rs &&
-      g.out_bs == g.M * g.out_rs) {
+  if (fold) {
     g.M *= g.batch;
     g.batch = 1;
     g.a.bs = round_up4(g.M * g.a.rs);
     g.out_bs = round_up4(g.M * g.out_rs);
+    if (g.c == g.out) g.c_bs = g.out_bs;
   }
   TORCH_INTERNAL_ASSERT(g.batch == 1 || g.b.bs != 0, "a shared B left unfolded");
   if (g.batch == 1) g.b.bs = round_up4(g.K * g.N);
