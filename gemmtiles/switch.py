@@ -4,10 +4,11 @@ gemmtiles, without changing its code.
 Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tensor.matmul``,
 ``torch.mm``, ``torch.bmm``, ``torch.addmm``, ``torch.baddbmm`` and ``F.linear`` (so also
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
-the tier named — with gemmtiles' autograd. Everything else runs on torch untouched: other
-dtypes, ``out=`` arguments, 1-D operands, ranks a gemmtiles op does not take, devices the
-tier has no kernel for, and products inside a ``torch.autocast`` region to bfloat16 or
-float16 for their device (torch runs them in that dtype, as without the switch).
+the tier named — with gemmtiles' autograd; ``torch.matmul``'s operands of more than three
+dimensions as one batch, their leading dimensions broadcast as torch broadcasts them.
+Everything else runs on torch untouched: other dtypes, ``out=`` arguments, 1-D operands,
+devices the tier has no kernel for, and products inside a ``torch.autocast`` region to
+bfloat16 or float16 for their device (torch runs them in that dtype, as without the switch).
 
 It is a ``torch.overrides.TorchFunctionMode``: it applies to the thread that entered it (the
 mode stack is thread-local), nests, and is traced by ``torch.compile``: a function compiled
@@ -17,6 +18,7 @@ inside the switch has gemmtiles ops in its graph; called outside, it is recompil
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
@@ -129,9 +131,11 @@ class enable(TorchFunctionMode):
         return None
 
     def _matmul(self, a, b, c, alpha, beta):
-        # Ranks a gemmtiles op takes: 2-D and 3-D on both sides, and an (..., K) a against a
-        # 2-D b by flattening a's leading dimensions; 1-D operands are left to torch.
-        if a.dim() < 1 or b.dim() not in (2, 3) or a.device != b.device:
+        # A gemmtiles op takes 2-D and 3-D operands; an (..., K) a against a 2-D b is one
+        # product of a's leading dimensions flattened, and past three dimensions the leading
+        # ones broadcast as torch.matmul broadcasts them, into one batch. 1-D operands are left
+        # to torch.
+        if a.dim() < 2 or b.dim() < 2 or a.device != b.device:
             return None
         if c is not None and c.device != a.device:
             return None
@@ -142,6 +146,15 @@ class enable(TorchFunctionMode):
             # One large product instead of a batch of small ones sharing b.
             out = op(a.reshape(-1, a.shape[-1]), b, c, alpha, beta)
             return out.view(*a.shape[:-1], b.shape[-1])
-        if a.dim() in (2, 3):
+        if a.dim() <= 3 and b.dim() <= 3:
             return op(a, b, c, alpha, beta)
-        return None
+        if c is not None:
+            return None
+        # The batch as torch.matmul makes it: each operand expanded to the broadcast leading
+        # dimensions, then one batch (a view where they lie batch after batch or broadcast
+        # whole, a copy otherwise, as in torch).
+        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        n = math.prod(batch)
+        a3 = a.expand(*batch, *a.shape[-2:]).reshape(n, *a.shape[-2:])
+        b3 = b.expand(*batch, *b.shape[-2:]).reshape(n, *b.shape[-2:])
+        return op(a3, b3, None, alpha, beta).view(*batch, a.shape[-2], b.shape[-1])

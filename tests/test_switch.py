@@ -95,6 +95,39 @@ def test_variant_named_and_fall_through(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((2, 3, 5, 4), (2, 3, 4, 6)),        # attention's q @ k^T on (B, H, T, d)
+    ((2, 3, 5, 4), (3, 4, 6)),           # b broadcast along the first dimension: copied
+    ((2, 1, 5, 4), (1, 3, 4, 6)),        # each broadcast along one
+    ((5, 4), (2, 3, 4, 6)),              # a 2-D a shared by the whole batch
+    ((1, 1, 5, 4), (2, 3, 4, 6)),        # and a 4-D one broadcast along all of it
+    ((2, 1, 2, 5, 4), (3, 1, 4, 6)),     # five dimensions
+    ((2, 0, 5, 4), (2, 1, 4, 6)),        # an empty batch
+    ((2, 3, 5, 0), (2, 3, 0, 6)),        # K = 0
+])
+def test_matmul_past_three_dimensions_runs_one_batch(device, a_shape, b_shape):
+    """torch.matmul's operands of more than three dimensions run as one gemmtiles batch, their
+    leading dimensions broadcast as torch broadcasts them: torch's values, shape and gradients,
+    no torch GEMM."""
+    torch.manual_seed(0)
+    a = torch.randn(a_shape, device=device, requires_grad=True)
+    b = torch.randn(b_shape, device=device, requires_grad=True)
+    want = torch.matmul(a, b)
+    ga, gb = torch.autograd.grad(want.square().sum(), (a, b))
+    log = Log()
+    with gemmtiles.enable(), log:
+        got = a @ b
+        ga2, gb2 = torch.autograd.grad(got.square().sum(), (a, b))
+    assert got.shape == want.shape
+    for x, y in ((got, want), (ga2, ga), (gb2, gb)):
+        assert (x - y).norm() <= 1e-5 * (1 + y.norm()), ((x - y).norm(), y.norm())
+    names = set(log.names)
+    assert not names & TORCH_GEMMS, names & TORCH_GEMMS
+    tier = gemmtiles._tiers.default_tier(device)
+    assert f"gemmtiles.{tier}.default" in names, names
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_autocast_inside_the_switch_runs_torch(device):
     # Inside torch.autocast to bfloat16 the products run as stock torch runs them there: in
     # bfloat16, the same bits, no gemmtiles op; the same model after the region runs gemmtiles.
