@@ -5,8 +5,9 @@ Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tenso
 ``torch.mm``, ``torch.bmm``, ``torch.addmm``, ``torch.baddbmm`` and ``F.linear`` (so also
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
 the tier named — with gemmtiles' autograd; ``torch.matmul``'s operands of more than three
-dimensions as one batch, their leading dimensions broadcast as torch broadcasts them.
-Everything else runs on torch untouched: other dtypes, ``out=`` arguments, 1-D operands,
+dimensions as one batch, their leading dimensions broadcast as torch broadcasts them, and a
+1-D operand against a matrix (``F.linear``'s input included) as a row or a column. Everything else runs on torch untouched:
+other dtypes, ``out=`` arguments, a product of two vectors (a dot product), ``torch.mv``,
 devices the tier has no kernel for, and products inside a ``torch.autocast`` region to
 bfloat16 or float16 for their device (torch runs them in that dtype, as without the switch).
 
@@ -106,6 +107,14 @@ class enable(TorchFunctionMode):
             rank = 2 if func in _MM else 3 if func in _BMM else None
             if rank is not None and (a.dim() != rank or b.dim() != rank):
                 return None
+            if rank is None and (a.dim() == 1) != (b.dim() == 1):
+                # A vector as torch.matmul takes it: a row before a matrix, a column after
+                # one, its dimension removed from the result.
+                if a.dim() == 1:
+                    out = self._matmul(a.unsqueeze(0), b, None, 1.0, 0.0)
+                    return None if out is None else out.squeeze(-2)
+                out = self._matmul(a, b.unsqueeze(-1), None, 1.0, 0.0)
+                return None if out is None else out.squeeze(-1)
             return self._matmul(a, b, None, 1.0, 0.0)
         if func in _ADDMM or func in _BADDBMM:
             if len(args) != 3:
@@ -127,14 +136,16 @@ class enable(TorchFunctionMode):
                 eager = linear_for(self.tier, x)  # nn.Linear's eager path: transposes in C++
                 if eager is not None:
                     return eager(x, w, bias)
+            if x.dim() == 1:  # a vector: one row
+                out = self._matmul(x.unsqueeze(0), w.t(), bias, 1.0, 0.0 if bias is None else 1.0)
+                return None if out is None else out.squeeze(0)
             return self._matmul(x, w.t(), bias, 1.0, 0.0 if bias is None else 1.0)
         return None
 
     def _matmul(self, a, b, c, alpha, beta):
         # A gemmtiles op takes 2-D and 3-D operands; an (..., K) a against a 2-D b is one
         # product of a's leading dimensions flattened, and past three dimensions the leading
-        # ones broadcast as torch.matmul broadcasts them, into one batch. 1-D operands are left
-        # to torch.
+        # ones broadcast as torch.matmul broadcasts them, into one batch.
         if a.dim() < 2 or b.dim() < 2 or a.device != b.device:
             return None
         if c is not None and c.device != a.device:

@@ -87,7 +87,7 @@ def test_variant_named_and_fall_through(device):
         torch.mm(a, b)
         torch.mm(a.double(), b.double())         # other dtype: torch
         torch.mm(a, b, out=torch.empty(6, 4, device=device))  # out=: torch
-        torch.matmul(a[0], b)                    # 1-D operand: torch
+        torch.matmul(a[0], a[0])                 # two vectors (a dot product): torch
     assert log.names.count("gemmtiles.naive.default") == 1  # the first call only
     assert log.names.count("aten.mm.default") >= 1 and log.names.count("aten.mm.out") == 1
     with pytest.raises(ValueError, match="unknown tier 'fast'"):
@@ -104,11 +104,15 @@ def test_variant_named_and_fall_through(device):
     ((2, 1, 2, 5, 4), (3, 1, 4, 6)),     # five dimensions
     ((2, 0, 5, 4), (2, 1, 4, 6)),        # an empty batch
     ((2, 3, 5, 0), (2, 3, 0, 6)),        # K = 0
+    ((4,), (4, 6)),                      # a vector before a matrix: a row
+    ((4,), (2, 3, 4, 6)),                # and before a batch
+    ((5, 4), (4,)),                      # a vector after a matrix: a column
+    ((2, 3, 5, 4), (4,)),                # and after a batch
 ])
-def test_matmul_past_three_dimensions_runs_one_batch(device, a_shape, b_shape):
+def test_matmul_of_any_rank_runs_gemmtiles(device, a_shape, b_shape):
     """torch.matmul's operands of more than three dimensions run as one gemmtiles batch, their
-    leading dimensions broadcast as torch broadcasts them: torch's values, shape and gradients,
-    no torch GEMM."""
+    leading dimensions broadcast as torch broadcasts them, and a vector against a matrix as a
+    row or a column: torch's values, shape and gradients, no torch GEMM."""
     torch.manual_seed(0)
     a = torch.randn(a_shape, device=device, requires_grad=True)
     b = torch.randn(b_shape, device=device, requires_grad=True)
@@ -125,6 +129,26 @@ def test_matmul_past_three_dimensions_runs_one_batch(device, a_shape, b_shape):
     assert not names & TORCH_GEMMS, names & TORCH_GEMMS
     tier = gemmtiles._tiers.default_tier(device)
     assert f"gemmtiles.{tier}.default" in names, names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_of_a_vector_runs_gemmtiles(device):
+    """nn.Linear on a 1-D input (one token's vector) runs as one row, bias included."""
+    torch.manual_seed(0)
+    layer = nn.Linear(7, 5).to(device)
+    x = torch.randn(7, device=device, requires_grad=True)
+    want = layer(x)
+    gx, gw, gb = torch.autograd.grad(want.square().sum(), (x, layer.weight, layer.bias))
+    log = Log()
+    with gemmtiles.enable(), log:
+        got = layer(x)
+        grads = torch.autograd.grad(got.square().sum(), (x, layer.weight, layer.bias))
+    assert got.shape == want.shape == (5,)
+    for g, w in ((got, want), *zip(grads, (gx, gw, gb))):
+        assert (g - w).norm() <= 1e-5 * (1 + w.norm()), ((g - w).norm(), w.norm())
+    names = set(log.names)
+    assert not names & TORCH_GEMMS and "aten.mv.default" not in names, names
+    assert f"gemmtiles.{gemmtiles._tiers.default_tier(device)}.default" in names, names
 
 
 @pytest.mark.parametrize("device", DEVICES)
