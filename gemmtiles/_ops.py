@@ -105,7 +105,7 @@ def check_args(where: str, a, b, c=None, alpha=1.0, beta=0.0) -> list[int]:
         raise ValueError(f"{where}: batch sizes of a and b cannot be broadcast ({_shape(a)} and {_shape(b)})")
     out = [a.shape[-2], b.shape[-1]]
     if a.dim() == 3 or b.dim() == 3:
-        out.insert(0, max(a_batch, b_batch))
+        out.insert(0, b_batch if a_batch == 1 else a_batch)  # 1 broadcasts to the other, 0 included
     if c is not None:
         _check_tensor(where, "c", c)
         if c.device != a.device:

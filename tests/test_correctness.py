@@ -130,6 +130,17 @@ def test_k_zero(tier, device):
 
 
 @pytest.mark.parametrize("tier,device", tier_params())
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 4), (0, 4, 5)), ((1, 3, 4), (0, 4, 5)), ((0, 3, 4), (1, 4, 5)),
+                                             ((0, 3, 4), (4, 5))])
+def test_empty_batch(tier, device, a_shape, b_shape):
+    # A batch of 1 (or a 2-D operand) broadcast against an empty batch gives an empty batch,
+    # as in torch, whatever the other operand holds.
+    a, b = torch.randn(a_shape, device=device), torch.randn(b_shape, device=device)
+    out = run(tier, a, b, torch.randn(5, device=device), alpha=2.0, beta=1.0)
+    assert out.shape == torch.matmul(a, b).shape == (0, 3, 5)
+
+
+@pytest.mark.parametrize("tier,device", tier_params())
 @pytest.mark.parametrize("mode", ["both", "a_only", "b_only", "broadcast1"])
 def test_batched(tier, device, mode):
     bsz, m, n, k = 3, 37, 29, 41

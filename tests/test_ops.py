@@ -67,6 +67,9 @@ def test_variants():
         ((3, 4), (6, 4, 5), None, (6, 3, 5)),
         ((1, 3, 4), (6, 4, 5), (6, 3, 5), (6, 3, 5)),
         ((0, 4), (4, 5), None, (0, 5)),
+        ((3, 4), (0, 4, 5), None, (0, 3, 5)),  # a batch of 1 broadcast to an empty one
+        ((1, 3, 4), (0, 4, 5), (5,), (0, 3, 5)),
+        ((0, 3, 4), (1, 4, 5), None, (0, 3, 5)),
     ],
 )
 def test_fake_shapes(tier, a_shape, b_shape, c_shape, out_shape):

@@ -108,6 +108,7 @@ def test_variant_named_and_fall_through(device):
     ((4,), (2, 3, 4, 6)),                # and before a batch
     ((5, 4), (4,)),                      # a vector after a matrix: a column
     ((2, 3, 5, 4), (4,)),                # and after a batch
+    ((4,), (0, 4, 6)),                   # a vector before an empty batch
 ])
 def test_matmul_of_any_rank_runs_gemmtiles(device, a_shape, b_shape):
     """torch.matmul's operands of more than three dimensions run as one gemmtiles batch, their

@@ -265,9 +265,13 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     column-major c, an unaligned c through TMA) copied first, and right; tf32x3's bias likewise
     (through TMA, where its N needs no padding)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    b_vec = k % 4 == 0 if layout == "NT" else n % 4 == 0  # B's rows 16-byte aligned, read in place
+    route = _C.tf32_route(m, n, k, 1, layout == "NT", b_vec, sms)[0]
     if sms == 132:  # the model's kernel for these products on an H100's or H200's SMs
-        b_vec = k % 4 == 0 if layout == "NT" else n % 4 == 0  # B's rows 16-byte aligned, read in place
-        assert _C.tf32_route(m, n, k, 1, layout == "NT", b_vec, sms)[0] == kernel
+        assert route == kernel
+    # Which kernel reads c, and how, is asserted where the route is the one this case is for
+    # (another GPU's SMs may route the product elsewhere); the values on every GPU.
+    ours = route == kernel
     a = torch.randn(m, k, device="cuda")
     b = torch.randn(n, k, device="cuda").t() if layout == "NT" else torch.randn(k, n, device="cuda")
     c = torch.randn(m, n, device="cuda")
@@ -277,26 +281,31 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
         assert_gemm_close(out, a, b, cc.expand(m, n), 0.75, -1.5, precision="tf32")
     # The bias is read where it lies: no pass fills the output with it first.
     names = _tf32_kernels(a, b, bias, 1.0)
-    assert len([x for x in names if "cutlass" in x]) == 1, names
-    assert not any(_is_ampere(x) for x in names), names
-    assert not any("fill_kernel" in x for x in names), names
+    if ours:
+        assert len([x for x in names if "cutlass" in x]) == 1, names
+        assert not any(_is_ampere(x) for x in names), names
+        assert not any("fill_kernel" in x for x in names), names
     # Any c of unit column stride is read along its own strides; through TMA (tf32's own kernel
     # on aligned output rows) only where its start and rows are 16-byte aligned.
     tma = kernel == "own" and n % 4 == 0
     wide = torch.randn(m, n + 4, device="cuda")[:, :n]
     for cc, copied in ((wide, False), (_unaligned_zeros(m, n).copy_(c), tma), (c.t().contiguous().t(), True)):
         names = _tf32_kernels(a, b, cc, -0.5)
-        assert any("fill_kernel" in name for name in names) == copied, (cc.stride(), names)
+        assert not ours or any("fill_kernel" in name for name in names) == copied, (cc.stride(), names)
     # nn.Linear's 3-D input: a batch sharing B, folded into rows, reading the bias row; a row
-    # per entry, and one row of one row per entry, are other c's (copied into the output).
+    # per entry is another c (its rows do not fold with the output's: copied into it).
     x = torch.randn(3, m, k, device="cuda")
     for cc in (bias, torch.randn(3, 1, n, device="cuda")):
         out = gemmtiles.sgemm(x, b, tier="tf32", c=cc, beta=1.0)
         assert_gemm_close(out, x, b.expand(3, k, n), cc.expand(3, m, n), 1.0, 1.0, precision="tf32")
+    # One row per entry: the entries' rows fold into one product's rows, and their c's rows
+    # (at c's batch stride) with them, read in place.
     x1, c1 = torch.randn(3, 1, k, device="cuda"), torch.randn(3, 2, n, device="cuda")[:, :1]
     for cc in (c1, bias.view(1, 1, n)):
-        out = gemmtiles.sgemm(x1, b, tier="tf32", c=cc, alpha=0.5, beta=2.0)
-        assert_gemm_close(out, x1, b.expand(3, k, n), cc.expand(3, 1, n), 0.5, 2.0, precision="tf32")
+        calls = []
+        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(x1, b, tier="tf32", c=cc, alpha=0.5, beta=2.0)))
+        assert_gemm_close(calls[0], x1, b.expand(3, k, n), cc.expand(3, 1, n), 0.5, 2.0, precision="tf32")
+        assert not any("fill_kernel" in name for name in names), (cc.stride(), names)
     # A batch of its own B's (baddbmm): a mask shared by every entry, and a row per entry, read
     # in place with a zero stride.
     bb = torch.stack([b, -b, 2 * b])

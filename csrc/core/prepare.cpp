@@ -173,7 +173,8 @@ PreparedGemm prepare_gemm(const char* op, const at::Tensor& a, const at::Tensor&
   TORCH_CHECK_VALUE(a_batch == b_batch || a_batch == 1 || b_batch == 1, "gemmtiles::", op,
                     ": batch sizes of a and b cannot be broadcast (", shape_str(a), " and ",
                     shape_str(b), ")");
-  const int64_t batch = std::max(a_batch, b_batch);
+  // Broadcast as torch broadcasts: a batch of 1 takes the other's size, 0 included.
+  const int64_t batch = a_batch == 1 ? b_batch : a_batch;
   const bool batched = a.dim() == 3 || b.dim() == 3;
   const int64_t out_sizes[3] = {batch, M, N};
   const at::IntArrayRef out_shape(batched ? out_sizes : out_sizes + 1, batched ? 3 : 2);

@@ -24,8 +24,8 @@
 // TMA needs 16-byte aligned base addresses and row strides, whatever an operand's extent
 // along its rows (tf32 runs any K; tf32x3's parts, an N-major B and a TMA-written output are
 // whole vectors of 4 along their rows, as CUTLASS checks); operands that are not get an
-// aligned (zero-padded) copy, as do tf32x3's C (but a bias row, read in place) and output, so
-// every shape and stride runs.
+// aligned (zero-padded) copy, as does tf32x3's output, and a c that TMA cannot read in place
+// (run_with_output), so every shape and stride runs.
 // tf32 writes an output with 16-byte aligned rows through shared memory by TMA, and any other
 // in place from the accumulators, a float at a time.
 #include <algorithm>
@@ -243,9 +243,8 @@ at::Tensor scratch(int64_t elements, at::ScalarType dtype = at::kFloat) {
                                    at::kCUDA, c10::cuda::current_device()));
 }
 
-// out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) has
-// out's strides, or is one row broadcast (c_broadcast: every row and batch entry reads
-// C's first row, through zero strides).
+// out[z] = alpha * A[z] @ B[z] + beta * C[z] with aligned operands; C (when beta != 0) read
+// along its own row and batch strides, zero where one row or matrix serves every row or entry.
 struct Aligned {
   const char* tier;
   int64_t batch, M, N, K;
