@@ -6,10 +6,12 @@ Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tenso
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
 the tier named — with gemmtiles' autograd; ``torch.matmul``'s operands of more than three
 dimensions as one batch, their leading dimensions broadcast as torch broadcasts them, and a
-1-D operand against a matrix (``F.linear``'s input included) as a row or a column. Everything else runs on torch untouched:
-other dtypes, ``out=`` arguments, a product of two vectors (a dot product), ``torch.mv``,
-devices the tier has no kernel for, and products inside a ``torch.autocast`` region to
-bfloat16 or float16 for their device (torch runs them in that dtype, as without the switch).
+1-D operand against a matrix (``F.linear``'s input included) as a row or a column.
+Everything else runs on torch untouched: other dtypes, ``out=`` arguments, a product of two
+vectors (a dot product), ``torch.mv``, an ``F.linear`` bias of more than one dimension on an
+input of more than two, devices the tier has no kernel for, and products inside a
+``torch.autocast`` region to bfloat16 or float16 for their device (torch runs them in that
+dtype, as without the switch). Shapes that torch cannot multiply raise torch's own error.
 
 It is a ``torch.overrides.TorchFunctionMode``: it applies to the thread that entered it (the
 mode stack is thread-local), nests, and is traced by ``torch.compile``: a function compiled
@@ -42,6 +44,24 @@ _HANDLED = _MM | _BMM | _MATMUL | _ADDMM | _BADDBMM | {torch.Tensor.__rmatmul__,
 
 def _fp32(*ts) -> bool:
     return all(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
+
+
+def _broadcastable(*shapes) -> bool:
+    """Whether torch broadcasts these shapes together: along each dimension, counted from the
+    last, the sizes other than 1 are all one size."""
+    for i in range(1, max(len(s) for s in shapes) + 1):
+        size = 1
+        for s in shapes:
+            if i <= len(s) and s[-i] != 1:
+                if size != 1 and s[-i] != size:
+                    return False
+                size = s[-i]
+    return True
+
+
+def _expands_to(shape, target) -> bool:
+    """Whether a tensor of `shape` expands to `target` (addmm's rule for its input)."""
+    return len(shape) <= len(target) and all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
 class enable(TorchFunctionMode):
@@ -132,6 +152,11 @@ class enable(TorchFunctionMode):
             bias = args[2] if len(args) > 2 else kwargs.get("bias")
             if not _fp32(x, w) or (bias is not None and not _fp32(bias)) or w.dim() != 2 or x.dim() < 1:
                 return None
+            out_shape = (*x.shape[:-1], w.shape[0])
+            if x.shape[-1] != w.shape[1] or (bias is not None and not _expands_to(bias.shape, out_shape)):
+                return None  # torch raises its own error
+            if bias is not None and bias.dim() > 1 and x.dim() > 2:
+                return None  # a bias of rows for an input whose rows are flattened into one product
             if x.dim() >= 2 and w.device == x.device and (bias is None or bias.device == x.device):
                 eager = linear_for(self.tier, x)  # nn.Linear's eager path: transposes in C++
                 if eager is not None:
@@ -150,6 +175,12 @@ class enable(TorchFunctionMode):
             return None
         if c is not None and c.device != a.device:
             return None
+        # Shapes that torch cannot multiply go back to it, so that it raises its own error.
+        if a.shape[-1] != b.shape[-2] or not _broadcastable(a.shape[:-2], b.shape[:-2]):
+            return None
+        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        if c is not None and not _expands_to(c.shape, (*batch, a.shape[-2], b.shape[-1])):
+            return None
         op = lookup(self.tier, a)  # None: no kernel for this device, torch runs it
         if op is None:
             return None
@@ -164,7 +195,6 @@ class enable(TorchFunctionMode):
         # The batch as torch.matmul makes it: each operand expanded to the broadcast leading
         # dimensions, then one batch (a view where they lie batch after batch or broadcast
         # whole, a copy otherwise, as in torch).
-        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         n = math.prod(batch)
         a3 = a.expand(*batch, *a.shape[-2:]).reshape(n, *a.shape[-2:])
         b3 = b.expand(*batch, *b.shape[-2:]).reshape(n, *b.shape[-2:])

@@ -153,6 +153,46 @@ def test_linear_of_a_vector_runs_gemmtiles(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_shapes_torch_cannot_multiply_raise_torchs_error(device):
+    """Inside the switch, shapes torch cannot multiply or broadcast raise torch's own error (its
+    type and message), as without it; no gemmtiles op runs."""
+    def r(*shape):
+        return torch.randn(shape, device=device)
+
+    calls = [
+        lambda: torch.matmul(r(3, 4), r(5, 6)),
+        lambda: torch.mm(r(3, 4), r(5, 6)),
+        lambda: torch.bmm(r(2, 3, 4), r(3, 4, 6)),
+        lambda: r(2, 3, 4) @ r(3, 4, 6),
+        lambda: r(2, 2, 3, 4) @ r(3, 1, 4, 6),
+        lambda: r(5) @ r(4, 6),
+        lambda: torch.addmm(r(2, 3, 6), r(3, 4), r(4, 6)),
+        lambda: torch.baddbmm(r(2, 3, 5), r(2, 3, 4), r(2, 4, 6)),
+        lambda: F.linear(r(2, 3, 7), r(5, 6)),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError) as want:
+            call()
+        log = Log()
+        with gemmtiles.enable(), log, pytest.raises(RuntimeError) as got:
+            call()
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+        assert not any(name.startswith("gemmtiles.") for name in log.names), log.names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_with_a_bias_of_rows(device):
+    """F.linear on a 3-D input with a bias of more than one dimension, which torch broadcasts
+    to the output: torch's values inside the switch."""
+    x, w = torch.randn(2, 3, 7, device=device), torch.randn(5, 7, device=device)
+    for bias in (torch.randn(3, 5, device=device), torch.randn(2, 3, 5, device=device)):
+        want = F.linear(x, w, bias)
+        with gemmtiles.enable():
+            got = F.linear(x, w, bias)
+        assert got.shape == want.shape and (got - want).norm() <= 1e-5 * want.norm()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_autocast_inside_the_switch_runs_torch(device):
     # Inside torch.autocast to bfloat16 the products run as stock torch runs them there: in
     # bfloat16, the same bits, no gemmtiles op; the same model after the region runs gemmtiles.
