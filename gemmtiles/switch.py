@@ -46,17 +46,20 @@ def _fp32(*ts) -> bool:
     return all(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
 
 
-def _broadcastable(*shapes) -> bool:
-    """Whether torch broadcasts these shapes together: along each dimension, counted from the
-    last, the sizes other than 1 are all one size."""
-    for i in range(1, max(len(s) for s in shapes) + 1):
+def _broadcast(*shapes) -> Optional[tuple]:
+    """The shape torch broadcasts these shapes to, or None where it cannot: along each
+    dimension, counted from the last, the sizes other than 1 must be one size. (Plain Python, on
+    every product: torch.broadcast_shapes expands and broadcasts tensors to find it.)"""
+    out = []
+    for i in range(max(len(s) for s in shapes), 0, -1):
         size = 1
         for s in shapes:
             if i <= len(s) and s[-i] != 1:
                 if size != 1 and s[-i] != size:
-                    return False
+                    return None
                 size = s[-i]
-    return True
+        out.append(size)
+    return tuple(out)
 
 
 def _expands_to(shape, target) -> bool:
@@ -176,9 +179,9 @@ class enable(TorchFunctionMode):
         if c is not None and c.device != a.device:
             return None
         # Shapes that torch cannot multiply go back to it, so that it raises its own error.
-        if a.shape[-1] != b.shape[-2] or not _broadcastable(a.shape[:-2], b.shape[:-2]):
+        batch = _broadcast(a.shape[:-2], b.shape[:-2])
+        if a.shape[-1] != b.shape[-2] or batch is None:
             return None
-        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         if c is not None and not _expands_to(c.shape, (*batch, a.shape[-2], b.shape[-1])):
             return None
         op = lookup(self.tier, a)  # None: no kernel for this device, torch runs it
