@@ -46,25 +46,33 @@ def _fp32(*ts) -> bool:
     return all(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
 
 
-def _broadcast(*shapes) -> Optional[tuple]:
-    """The shape torch broadcasts these shapes to, or None where it cannot: along each
-    dimension, counted from the last, the sizes other than 1 must be one size. (Plain Python, on
-    every product: torch.broadcast_shapes expands and broadcasts tensors to find it.)"""
-    out = []
-    for i in range(max(len(s) for s in shapes), 0, -1):
-        size = 1
-        for s in shapes:
-            if i <= len(s) and s[-i] != 1:
-                if size != 1 and s[-i] != size:
-                    return None
-                size = s[-i]
-        out.append(size)
+def _broadcast(s, t) -> Optional[tuple]:
+    """The shape torch broadcasts shapes s and t to, or None where it cannot: along each
+    dimension, counted from the last, a size of 1 takes the other's, and sizes other than 1
+    must be equal. (Plain Python, on every product: torch.broadcast_shapes expands and
+    broadcasts tensors to find it.)"""
+    if len(s) < len(t):
+        s, t = t, s
+    out = list(s)
+    lead = len(s) - len(t)
+    for i, y in enumerate(t):
+        x = out[lead + i]
+        if x == 1:
+            out[lead + i] = y
+        elif y != 1 and y != x:
+            return None
     return tuple(out)
 
 
 def _expands_to(shape, target) -> bool:
     """Whether a tensor of `shape` expands to `target` (addmm's rule for its input)."""
-    return len(shape) <= len(target) and all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+    lead = len(target) - len(shape)
+    if lead < 0:
+        return False
+    for i, size in enumerate(shape):
+        if size != 1 and size != target[lead + i]:
+            return False
+    return True
 
 
 class enable(TorchFunctionMode):
@@ -155,11 +163,18 @@ class enable(TorchFunctionMode):
             bias = args[2] if len(args) > 2 else kwargs.get("bias")
             if not _fp32(x, w) or (bias is not None and not _fp32(bias)) or w.dim() != 2 or x.dim() < 1:
                 return None
-            out_shape = (*x.shape[:-1], w.shape[0])
-            if x.shape[-1] != w.shape[1] or (bias is not None and not _expands_to(bias.shape, out_shape)):
+            sx, sw = x.shape, w.shape
+            if sx[-1] != sw[1]:
                 return None  # torch raises its own error
-            if bias is not None and bias.dim() > 1 and x.dim() > 2:
-                return None  # a bias of rows for an input whose rows are flattened into one product
+            if bias is not None:
+                sbias = bias.shape
+                if len(sbias) > 1:
+                    # A bias of rows: on a 2-D input, where it expands to the output (else torch
+                    # raises its error); an input of more rank runs its rows as one product.
+                    if len(sx) > 2 or not _expands_to(sbias, (*sx[:-1], sw[0])):
+                        return None
+                elif len(sbias) == 1 and sbias[0] != 1 and sbias[0] != sw[0]:
+                    return None
             if x.dim() >= 2 and w.device == x.device and (bias is None or bias.device == x.device):
                 eager = linear_for(self.tier, x)  # nn.Linear's eager path: transposes in C++
                 if eager is not None:
@@ -173,25 +188,41 @@ class enable(TorchFunctionMode):
     def _matmul(self, a, b, c, alpha, beta):
         # A gemmtiles op takes 2-D and 3-D operands; an (..., K) a against a 2-D b is one
         # product of a's leading dimensions flattened, and past three dimensions the leading
-        # ones broadcast as torch.matmul broadcasts them, into one batch.
-        if a.dim() < 2 or b.dim() < 2 or a.device != b.device:
+        # ones broadcast as torch.matmul broadcasts them, into one batch. (Each shape is read
+        # once: every product through the switch pays for these checks on the host.)
+        sa, sb = a.shape, b.shape
+        ra, rb = len(sa), len(sb)
+        if ra < 2 or rb < 2 or a.device != b.device:
             return None
         if c is not None and c.device != a.device:
             return None
         # Shapes that torch cannot multiply go back to it, so that it raises its own error.
-        batch = _broadcast(a.shape[:-2], b.shape[:-2])
-        if a.shape[-1] != b.shape[-2] or batch is None:
+        if rb == 2:  # the common cases first: a batch on one side at most
+            batch = sa[:-2]
+        elif ra == 2:
+            batch = sb[:-2]
+        elif ra == 3 and rb == 3:
+            x, y = sa[0], sb[0]
+            batch = (x,) if y == 1 or y == x else (y,) if x == 1 else None
+        else:
+            batch = _broadcast(sa[:-2], sb[:-2])
+        if batch is None or sa[-1] != sb[-2]:
             return None
-        if c is not None and not _expands_to(c.shape, (*batch, a.shape[-2], b.shape[-1])):
-            return None
+        if c is not None:
+            sc = c.shape
+            if len(sc) == 1:  # a bias row
+                if sc[0] != 1 and sc[0] != sb[-1]:
+                    return None
+            elif not _expands_to(sc, (*batch, sa[-2], sb[-1])):
+                return None
         op = lookup(self.tier, a)  # None: no kernel for this device, torch runs it
         if op is None:
             return None
-        if b.dim() == 2 and a.dim() >= 3:
+        if rb == 2 and ra >= 3:
             # One large product instead of a batch of small ones sharing b.
-            out = op(a.reshape(-1, a.shape[-1]), b, c, alpha, beta)
-            return out.view(*a.shape[:-1], b.shape[-1])
-        if a.dim() <= 3 and b.dim() <= 3:
+            out = op(a.reshape(-1, sa[-1]), b, c, alpha, beta)
+            return out.view(*sa[:-1], sb[-1])
+        if ra <= 3 and rb <= 3:
             return op(a, b, c, alpha, beta)
         if c is not None:
             return None
@@ -199,6 +230,6 @@ class enable(TorchFunctionMode):
         # dimensions, then one batch (a view where they lie batch after batch or broadcast
         # whole, a copy otherwise, as in torch).
         n = math.prod(batch)
-        a3 = a.expand(*batch, *a.shape[-2:]).reshape(n, *a.shape[-2:])
-        b3 = b.expand(*batch, *b.shape[-2:]).reshape(n, *b.shape[-2:])
-        return op(a3, b3, None, alpha, beta).view(*batch, a.shape[-2], b.shape[-1])
+        a3 = a.expand(*batch, *sa[-2:]).reshape(n, *sa[-2:])
+        b3 = b.expand(*batch, *sb[-2:]).reshape(n, *sb[-2:])
+        return op(a3, b3, None, alpha, beta).view(*batch, sa[-2], sb[-1])
