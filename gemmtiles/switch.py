@@ -138,6 +138,8 @@ class enable(TorchFunctionMode):
             rank = 2 if func in _MM else 3 if func in _BMM else None
             if rank is not None and (a.dim() != rank or b.dim() != rank):
                 return None
+            if rank == 3 and a.shape[0] != b.shape[0]:
+                return None  # bmm does not broadcast its batch: torch raises its error
             if rank is None and (a.dim() == 1) != (b.dim() == 1):
                 # A vector as torch.matmul takes it: a row before a matrix, a column after
                 # one, its dimension removed from the result.
@@ -155,6 +157,8 @@ class enable(TorchFunctionMode):
             rank = 2 if func in _ADDMM else 3
             if set(kwargs) - {"beta", "alpha"} or not _fp32(c, a, b) or a.dim() != rank or b.dim() != rank:
                 return None
+            if rank == 3 and a.shape[0] != b.shape[0]:
+                return None  # nor does baddbmm
             if not (isinstance(alpha, (int, float)) and isinstance(beta, (int, float))):
                 return None
             return self._matmul(a, b, c, float(alpha), float(beta))

@@ -163,6 +163,8 @@ def test_shapes_torch_cannot_multiply_raise_torchs_error(device):
         lambda: torch.matmul(r(3, 4), r(5, 6)),
         lambda: torch.mm(r(3, 4), r(5, 6)),
         lambda: torch.bmm(r(2, 3, 4), r(3, 4, 6)),
+        lambda: torch.bmm(r(1, 3, 4), r(2, 4, 6)),     # bmm does not broadcast its batch
+        lambda: torch.baddbmm(r(6), r(1, 3, 4), r(2, 4, 6)),
         lambda: r(2, 3, 4) @ r(3, 4, 6),
         lambda: r(2, 2, 3, 4) @ r(3, 1, 4, 6),
         lambda: r(5) @ r(4, 6),
