@@ -6,7 +6,7 @@ Inside ``with gemmtiles.enable():`` the calls ``torch.matmul`` / ``@`` / ``Tenso
 ``nn.Linear``) on float32 tensors go to a gemmtiles op — the default tier of the device, or
 the tier named — with gemmtiles' autograd; ``torch.matmul``'s operands of more than three
 dimensions as one batch, their leading dimensions broadcast as torch broadcasts them, and a
-1-D operand against a matrix (``F.linear``'s input included) as a row or a column.
+1-D operand against a matrix (``F.linear``'s input included) as one row.
 Everything else runs on torch untouched: other dtypes, ``out=`` arguments, a product of two
 vectors (a dot product), ``torch.mv``, an ``F.linear`` bias of more than one dimension on an
 input of more than two, devices the tier has no kernel for, and products inside a
@@ -141,13 +141,16 @@ class enable(TorchFunctionMode):
             if rank == 3 and a.shape[0] != b.shape[0]:
                 return None  # bmm does not broadcast its batch: torch raises its error
             if rank is None and (a.dim() == 1) != (b.dim() == 1):
-                # A vector as torch.matmul takes it: a row before a matrix, a column after
-                # one, its dimension removed from the result.
+                # A vector as torch.matmul takes it, its dimension removed from the result: a row
+                # before a matrix; after one, a column, run as the row v^T against the matrix
+                # transposed (a @ v = (v^T a^T)^T: one row against a K-major operand, the
+                # product auto streams for decoding, where a column of one output would take a
+                # tile's worth of columns).
                 if a.dim() == 1:
                     out = self._matmul(a.unsqueeze(0), b, None, 1.0, 0.0)
-                    return None if out is None else out.squeeze(-2)
-                out = self._matmul(a, b.unsqueeze(-1), None, 1.0, 0.0)
-                return None if out is None else out.squeeze(-1)
+                else:
+                    out = self._matmul(b.unsqueeze(0), a.mT, None, 1.0, 0.0)
+                return None if out is None else out.squeeze(-2)
             return self._matmul(a, b, None, 1.0, 0.0)
         if func in _ADDMM or func in _BADDBMM:
             if len(args) != 3:

@@ -113,7 +113,7 @@ def test_variant_named_and_fall_through(device):
 def test_matmul_of_any_rank_runs_gemmtiles(device, a_shape, b_shape):
     """torch.matmul's operands of more than three dimensions run as one gemmtiles batch, their
     leading dimensions broadcast as torch broadcasts them, and a vector against a matrix as a
-    row or a column: torch's values, shape and gradients, no torch GEMM."""
+    row: torch's values, shape and gradients, no torch GEMM."""
     torch.manual_seed(0)
     a = torch.randn(a_shape, device=device, requires_grad=True)
     b = torch.randn(b_shape, device=device, requires_grad=True)
@@ -130,6 +130,31 @@ def test_matmul_of_any_rank_runs_gemmtiles(device, a_shape, b_shape):
     assert not names & TORCH_GEMMS, names & TORCH_GEMMS
     tier = gemmtiles._tiers.default_tier(device)
     assert f"gemmtiles.{tier}.default" in names, names
+
+
+class Operands(TorchDispatchMode):
+    """The shapes of the operands (a, b) of each gemmtiles op that reaches the dispatcher."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if str(func).startswith("gemmtiles."):
+            self.shapes.append((tuple(args[0].shape), tuple(args[1].shape)))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_matrix_times_vector_runs_as_a_row(device):
+    """A matrix times a vector runs as the vector's row against the matrix transposed (one
+    row against a K-major operand), not as a column of one output."""
+    a, v = torch.randn(6, 4, device=device), torch.randn(4, device=device)
+    seen = Operands()
+    with gemmtiles.enable(), seen:
+        got = a @ v
+    assert seen.shapes == [((1, 4), (4, 6))], seen.shapes
+    assert got.shape == (6,) and (got - a @ v).norm() <= 1e-5 * (a @ v).norm()
 
 
 @pytest.mark.parametrize("device", DEVICES)
