@@ -4,6 +4,7 @@ so an out-of-bounds read that happens to return zeros still fails here."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -142,13 +143,9 @@ def run_c_layouts(tier) -> None:
     for m, n, k, batch, bmm, shape, pad, off in C_CASES:
         a = operand(m, k, "cuda", "row", 0, 0, batch)
         b = operand(k, n, "cuda", "col", 0, 0, batch if bmm else None)
-        rows = 1
-        for d in shape[:-1]:
-            rows *= d
-        storage = torch.randn(off + (rows - 1) * (shape[-1] + pad) + shape[-1], device="cuda")
-        strides = [shape[-1] + pad, 1]
-        for d in reversed(shape[1:-1]):
-            strides.insert(0, strides[0] * d)
+        # The strides of rows padded to shape[-1] + pad; storage up to the last row's last element.
+        strides = torch.empty((*shape[:-1], shape[-1] + pad), device="meta").stride()
+        storage = torch.randn(off + (math.prod(shape[:-1]) - 1) * (shape[-1] + pad) + shape[-1], device="cuda")
         c = storage.as_strided(shape, strides, off)
         out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=0.5, beta=-1.0)
         torch.cuda.synchronize()

@@ -14,6 +14,7 @@ import math
 import random
 
 import torch
+from tf32_splits import tf32_us  # this directory's
 
 import gemmtiles
 from gemmtiles import bench
@@ -47,12 +48,7 @@ def main() -> None:
         b = torch.randn(n, k, generator=g).to(dev).t() if layout == "NT" else torch.randn(k, n, generator=g).to(dev)
         route = _C.tf32_route(m, n, k, 1, layout == "NT", True, sms)
         times = [bench._timer(dev, lambda: torch.matmul(a, b), 2, 15, 0.2)[0] * 1e3]
-        for splits in SPLITS:
-            _C.force_tf32_splits(splits)
-            try:
-                times.append(bench._timer(dev, lambda: gemmtiles.sgemm(a, b, tier="tf32"), 2, 15, 0.2)[0] * 1e3)
-            finally:
-                _C.force_tf32_splits()
+        times += [tf32_us(dev, a, b, splits, budget_s=0.2) for splits in SPLITS]
         with gemmtiles.fp32_precision("ieee"):
             times.append(bench._timer(dev, lambda: gemmtiles.sgemm(a, b), 2, 15, 0.2)[0] * 1e3)
         print(f"{m}x{n}x{k} {layout} {route[0]} {route[1]}x{route[2]} " + " ".join(f"{t:.1f}" for t in times),

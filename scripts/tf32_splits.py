@@ -45,6 +45,16 @@ def sample(doc: str, script: str):
         torch.Generator().manual_seed(0)
 
 
+def tf32_us(dev, a, b, splits: int, budget_s: float = 0.3) -> float:
+    """tf32's time on a @ b (microseconds, the bench's timer) with every tile's K forced into
+    `splits` (0: CUTLASS's stream-K heuristic, what tf32 runs)."""
+    _C.force_tf32_splits(splits)
+    try:
+        return bench._timer(dev, lambda: gemmtiles.sgemm(a, b, tier="tf32"), 2, 15, budget_s)[0] * 1e3
+    finally:
+        _C.force_tf32_splits()
+
+
 def main() -> None:
     args, shapes, dev, sms, g = sample(__doc__, "tf32_splits.py")
     with open(args.out, "w", newline="") as f:
@@ -58,12 +68,8 @@ def main() -> None:
             ms, _ = bench._timer(dev, lambda: torch.matmul(a, b), 2, 15, 0.3)
             w.writerow([s.label, m, s.n, s.k, s.layout, s.batch, "cublas-tf32", 0, -1, ms * 1e3])
             for splits in SPLITS:
-                _C.force_tf32_splits(splits)
-                try:
-                    ms, _ = bench._timer(dev, lambda: gemmtiles.sgemm(a, b, tier="tf32"), 2, 15, 0.3)
-                finally:
-                    _C.force_tf32_splits()
-                w.writerow([s.label, m, s.n, s.k, s.layout, s.batch, route[0], route[2], splits, ms * 1e3])
+                w.writerow([s.label, m, s.n, s.k, s.layout, s.batch, route[0], route[2], splits,
+                            tf32_us(dev, a, b, splits)])
             f.flush()
             print(s.label, route[:3], flush=True)
 
