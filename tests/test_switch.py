@@ -20,14 +20,18 @@ DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=
 
 
 class Log(TorchDispatchMode):
-    """Names of the ops that reach the dispatcher's Python key."""
+    """Names of the ops that reach the dispatcher's Python key, and the shapes of the operands
+    (a, b) of each gemmtiles op among them."""
 
     def __init__(self):
         super().__init__()
         self.names = []
+        self.gemm_shapes = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.names.append(str(func))
+        if self.names[-1].startswith("gemmtiles."):
+            self.gemm_shapes.append((tuple(args[0].shape), tuple(args[1].shape)))
         return func(*args, **(kwargs or {}))
 
 
@@ -132,28 +136,15 @@ def test_matmul_of_any_rank_runs_gemmtiles(device, a_shape, b_shape):
     assert f"gemmtiles.{tier}.default" in names, names
 
 
-class Operands(TorchDispatchMode):
-    """The shapes of the operands (a, b) of each gemmtiles op that reaches the dispatcher."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if str(func).startswith("gemmtiles."):
-            self.shapes.append((tuple(args[0].shape), tuple(args[1].shape)))
-        return func(*args, **(kwargs or {}))
-
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_matrix_times_vector_runs_as_a_row(device):
     """A matrix times a vector runs as the vector's row against the matrix transposed (one
     row against a K-major operand), not as a column of one output."""
     a, v = torch.randn(6, 4, device=device), torch.randn(4, device=device)
-    seen = Operands()
-    with gemmtiles.enable(), seen:
+    log = Log()
+    with gemmtiles.enable(), log:
         got = a @ v
-    assert seen.shapes == [((1, 4), (4, 6))], seen.shapes
+    assert log.gemm_shapes == [((1, 4), (4, 6))], log.gemm_shapes
     assert got.shape == (6,) and (got - a @ v).norm() <= 1e-5 * (a @ v).norm()
 
 
