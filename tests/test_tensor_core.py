@@ -114,11 +114,11 @@ def test_auto_under_high_within_2x_cublas_tf32(m, n, k, layout):
     assert ours <= 2 * relative_error(cublas_matmul(a, b, tf32=True), a, b)
 
 
-def _tf32_kernels(a, b, c=None, beta=0.0):
-    """The kernels (memsets aside) of one tf32 call, whose product is checked."""
+def _tf32_kernels(a, b, c=None, beta=0.0, alpha=1.0, tier="tf32"):
+    """The kernels (memsets aside) of one tf32 call (or `tier`'s), whose product is checked."""
     out = []
-    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="tf32", c=c, beta=beta)))
-    assert_gemm_close(out[0], a, b, c, 1.0, beta, precision="tf32")
+    names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta)))
+    assert_gemm_close(out[0], a, b, c, alpha, beta, precision=tier)
     return [name for name in names if "Memset" not in name]
 
 
@@ -302,22 +302,16 @@ def test_tf32_reads_c_and_a_bias_row_on_each_kernel(m, n, k, layout, kernel):
     # (at c's batch stride) with them, read in place.
     x1, c1 = torch.randn(3, 1, k, device="cuda"), torch.randn(3, 2, n, device="cuda")[:, :1]
     for cc in (c1, bias.view(1, 1, n)):
-        calls = []
-        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(x1, b, tier="tf32", c=cc, alpha=0.5, beta=2.0)))
-        assert_gemm_close(calls[0], x1, b.expand(3, k, n), cc.expand(3, 1, n), 0.5, 2.0, precision="tf32")
+        names = _tf32_kernels(x1, b, cc, 2.0, alpha=0.5)
         assert not any("fill_kernel" in name for name in names), (cc.stride(), names)
     # A batch of its own B's (baddbmm): a mask shared by every entry, and a row per entry, read
     # in place with a zero stride.
     bb = torch.stack([b, -b, 2 * b])
     for cc in (c, torch.randn(3, 1, n, device="cuda")):
-        calls = []
-        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(x, bb, tier="tf32", c=cc, alpha=0.5, beta=-1.0)))
-        assert_gemm_close(calls[0], x, bb, cc.expand(3, m, n), 0.5, -1.0, precision="tf32")
+        names = _tf32_kernels(x, bb, cc, -1.0, alpha=0.5)
         assert not any("fill_kernel" in name for name in names), (cc.shape, names)
     if not _unavailable("tf32x3"):
-        calls = []
-        names = kernels_run(lambda: calls.append(gemmtiles.sgemm(a, b, tier="tf32x3", c=bias, alpha=0.75, beta=-1.5)))
-        assert_gemm_close(calls[0], a, b, bias.expand(m, n), 0.75, -1.5, precision="tf32x3")
+        names = _tf32_kernels(a, b, bias, -1.5, alpha=0.75, tier="tf32x3")
         assert any("fill_kernel" in x for x in names) == (n % 4 != 0), names
 
 
