@@ -103,7 +103,7 @@ TIERS: tuple[Tier, ...] = (
          "block -> warp -> thread tiling, tile shape chosen per problem, NN/NT/TN/TT read natively",
          "csrc/ladder/09_warptile.cuh"),
     Tier("auto", ("cuda",), "unit_stride",
-         "per call the candidate of least estimated time (a cost model of the GPU's work): split-K streaming of B for up to 16 rows, CUTLASS's SIMT SGEMM on six tiles, data-parallel or with K split, also after its K-major operands are copied transposed where that pays (builds for sm_80+ with CUTLASS); without CUTLASS, gemmtiles' own split-K and pipelined tiles, warptile",
+         "per call the candidate of least estimated time (a cost model of the GPU's work): split-K streaming of B for up to 16 rows (of A for up to 16 columns, on the transposed product), CUTLASS's SIMT SGEMM on six tiles, data-parallel or with K split, also after its K-major operands are copied transposed where that pays (builds for sm_80+ with CUTLASS); without CUTLASS, gemmtiles' own split-K and pipelined tiles, warptile",
          "csrc/auto/plan.h, csrc/auto/exact_model.h, csrc/auto/auto.cu, csrc/auto/cutlass_simt.cuh, "
          "csrc/auto/skinny.cuh, csrc/auto/launch.cuh", hip=False),
     Tier("tf32", ("cuda",), "k_major",

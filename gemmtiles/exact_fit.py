@@ -30,9 +30,9 @@ CSV_FIELDS = ["batch", "m", "n", "k", "layout", "bmm", "candidate", "mt", "nw", 
 
 
 def rank_us(plan, estimate_us: float) -> float:
-    """What auto ranks a candidate by (exact_rank_us in csrc/auto/plan.h): its estimate, times
-    _C.copy_margin() for a plan that copies an operand first."""
-    return estimate_us * (_C.copy_margin() if plan.kernel.endswith("_copied") else 1.0)
+    """What auto ranks a candidate by (exact_rank_us in csrc/auto/plan.h): its estimate, with
+    the margins of a plan that copies an operand first and of a swapped plan."""
+    return _C.exact_rank(plan.kernel, plan.swapped, estimate_us)
 
 
 def planned(candidates):
@@ -102,7 +102,8 @@ def measure(shapes, out, device, repeats: int = 7, start: int = 0, progress=None
             m = shape.m if shape.bmm or shape.batch == 1 else shape.m * shape.batch
             plans = [tuple(p) for p, _ in _C.exact_candidates(m, shape.n, shape.k, shape.batch if shape.bmm else 1,
                                                               a_k, b_k, b_vec, sms, a_vec)
-                     if (kernels is None or p.kernel.startswith(prefixes))
+                     if not p.swapped  # a swapped plan's kernel is priced on the N x M product's features
+                     and (kernels is None or p.kernel.startswith(prefixes))
                      and (exact_kernels is None or p.kernel in exact_kernels)
                      and (split_counts is None or p.splits in split_counts)
                      and (tile_set is None or (p.kernel.startswith("cutlass") and (p.mt, p.nw, p.w) in tile_set))]
@@ -183,7 +184,7 @@ def problems(rows: dict, sms: int):
 
         mm, bb = (m, batch) if bmm else (m * batch, 1)
         a_k, b_k, a_vec, b_vec = _flags(layout, mm, n, k, bb)
-        plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec)]
+        plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec) if not plan.swapped]
         # A CSV without widths (w -1) names a plan only where no other candidate shares its
         # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.
         # So does one written before a CUTLASS plan's w named its tile's warps (w 1 for every
@@ -205,8 +206,7 @@ def problems(rows: dict, sms: int):
         for plan in plans:
             us = timed(plan.kernel, plan.mt, plan.nw, plan.splits, plan.w)
             if us is not None:
-                cands.append((plan, _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits,
-                                                      plan.k_slice, mm, n, k, bb, a_k, b_k, sms, a_vec, b_vec), us))
+                cands.append((plan, _C.exact_features(*plan, mm, n, k, bb, a_k, b_k, sms, a_vec, b_vec), us))
         if cands:
             out[key] = {"cublas": timed("cublas"), "auto": timed("auto"), "candidates": cands}
     return out

@@ -65,9 +65,10 @@ def default_shapes() -> list[Shape]:
     return [Shape(m, n, k, layout) for (k, n) in TRANSFORMER_KN for m in TUNED_M for layout in ("NN", "NT")]
 
 
-def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, int]:
+def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> Optional[tuple[str, int, int]]:
     """The heuristic's plan for `shape` (contiguous operands) as a table entry's (kernel, rows,
-    splits), rows being a tile's rows or, for skinny, the columns of B a block takes: a
+    splits), rows being a tile's rows or, for skinny, the columns of B a block takes (None for
+    a swapped plan, out^T = B^T A^T, which no entry names: auto's own plan runs it): a
     candidate too, since its split counts need not be in SPLITS."""
     if sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
@@ -75,8 +76,10 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> tuple[str, int, i
     ld = shape.k if b_kmajor else shape.n
     # The cost model as auto prices plans on this GPU (exact_fit.gpu_model), no per-shape entry.
     model = exact_fit.model_line(exact_fit.gpu_model(), digits=17) if torch.cuda.is_available() else None
-    kernel, rows, nw, w, splits, _ = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
-                                                  True, model, True, _cutlass_here())
+    kernel, rows, nw, w, splits, _, swapped = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
+                                                           True, model, shape.k % 4 == 0, _cutlass_here())
+    if swapped:
+        return None
     if kernel == "cutlass":
         return CUTLASS
     if kernel == "cutlass_streamk":

@@ -46,7 +46,7 @@ MODEL_PLANS = _cutlass_here()
     ],
 )
 def test_plan_picks_the_kernel(m, n, k, batch, b_kmajor, kernel, mt):
-    got, got_mt, nw, w, splits, k_slice = _C.auto_plan(m, n, k, batch, b_kmajor, True, H100_SMS)
+    got, got_mt, nw, w, splits, k_slice, _ = _C.auto_plan(m, n, k, batch, b_kmajor, True, H100_SMS)
     assert (got, got_mt) == (kernel, mt)
     if kernel.startswith("skinny"):
         # K is covered exactly by whole slices of a multiple of 16.
@@ -123,32 +123,32 @@ def test_plan_splits_k_to_fill_the_gpu():
     # 4096 columns in 64-column blocks (W^T, float4s: the async kernel) is 64 blocks: K is
     # split in 4 so that 256 blocks fill 2 per SM once (5 splits would leave a partial second
     # wave); single floats, 32-column blocks, split K in 2.
-    *_, splits, k_slice = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
+    *_, splits, k_slice, _ = _C.auto_plan(8, 4096, 4096, 1, True, True, H100_SMS)
     assert splits == 4 and k_slice == 1024
-    *_, splits, k_slice = _C.auto_plan(8, 4096, 4095, 1, True, False, H100_SMS)
+    *_, splits, k_slice, _ = _C.auto_plan(8, 4096, 4095, 1, True, False, H100_SMS)
     assert splits == 2 and k_slice == 2048
     # Row-major B, 128 columns a block (float4s) and 8 slices of K in it: 32 blocks, 8 along K
     # fill 2 per SM once (64 slices of 64); 86 blocks of 11008 columns take 3 along K (24
     # slices of 176, whole multiples of 16). 9 blocks of 1028 columns fill at most 207 of 264
     # slots (23 along K, 16 rows a slice at K = 3000), so single floats take it: 33 blocks of
     # 32 columns, 8 along K fill all 264 (63 slices of 48).
-    *_, splits, k_slice = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
+    *_, splits, k_slice, _ = _C.auto_plan(1, 4096, 4096, 1, False, True, H100_SMS)
     assert splits == 64 and k_slice == 64
-    assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
-    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[3:] == (1, 63, 48)
+    assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:6] == (24, 176)
+    assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[3:6] == (1, 63, 48)
     # Row-major B not float4: single floats, 32 columns a block, 2 along K fill 256 of 264
     # slots (16 slices of 256), up to 16 rows.
-    assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[2:] == (1, 1, 16, 256)
-    assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[2:] == (1, 1, 16, 256)
+    assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[2:6] == (1, 1, 16, 256)
+    assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[2:6] == (1, 1, 16, 256)
     # 9-16 rows of a float4 row-major B: one block per SM, so 4 blocks along K fill 128 of
     # 132 slots at 4096 columns, 3 make two waves of 258 at 11008 (24 slices of 176).
-    assert _C.auto_plan(16, 4096, 4096, 1, False, True, H100_SMS)[4:] == (32, 128)
-    assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:] == (24, 176)
+    assert _C.auto_plan(16, 4096, 4096, 1, False, True, H100_SMS)[4:6] == (32, 128)
+    assert _C.auto_plan(12, 11008, 4096, 1, False, True, H100_SMS)[4:6] == (24, 176)
     # Enough blocks along N: K stays whole (no workspace, no reduction pass).
     assert _C.auto_plan(8, 20000, 4096, 1, True, True, H100_SMS)[4] == 1
     # 16 rows of W^T: 128 columns a block, two blocks per SM (float4s, the async kernel): 32
     # blocks, 8 splits fill 256.
-    *_, splits, k_slice = _C.auto_plan(16, 4096, 4096, 1, True, True, H100_SMS)
+    *_, splits, k_slice, _ = _C.auto_plan(16, 4096, 4096, 1, True, True, H100_SMS)
     assert splits == 8 and k_slice == 512
 
 
@@ -445,11 +445,13 @@ def test_operand_layout_checks_its_arguments():
 
 
 def _candidates(a, b, keep):
-    """The plans auto weighs for a @ b (one product) whose kernel's name `keep` admits."""
+    """The plans auto weighs for a @ b (one product) whose kernel's name `keep` admits, the
+    swapped plans of few columns aside (_swapped_candidates)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
     (m, k), n = a.shape, b.shape[1]
-    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec) if keep(p[0])]
+    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, sms, a_vec)
+            if keep(p[0]) and not p.swapped]
 
 
 @needs_cuda
@@ -549,6 +551,75 @@ def test_column_major_b_skinny_kernels_forced(m, n, k):
     plans = _candidates(a, b, lambda kernel: kernel == "skinny_kmajor")
     assert plans and {p[3] for p in plans} == ({4} if k % 4 == 0 else {1})
     _check_each_forced(plans, a, b, torch.randn(m, n, device="cuda"))
+
+
+def _swapped_candidates(a, b):
+    """The swapped plans auto weighs for a @ b (out^T = B^T A^T), a batch's too."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a_k, b_k, a_vec, b_vec = _layout_flags(a, b)
+    m, k, n, batch = a.shape[-2], a.shape[-1], b.shape[-1], a.shape[0] if a.dim() == 3 else 1
+    return [tuple(p) for p, _ in _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, sms, a_vec) if p.swapped]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k,layout,pad,offset", [
+    (1000, 1, 300, "NT", 0, 0), (777, 3, 1025, "NN", 3, 1), (4099, 5, 67, "TN", 0, 0), (300, 8, 2049, "NT", 1, 2),
+    (65, 16, 515, "NN", 0, 3), (1301, 2, 4000, "TN", 2, 0), (16, 7, 33, "NT", 0, 0), (5000, 12, 200, "TN", 0, 1),
+    (3, 4, 1, "NN", 0, 0), (2, 1, 5, "TN", 0, 0)])
+def test_swapped_plans_of_few_columns(m, n, k, layout, pad, offset):
+    # Each swapped plan auto weighs for a product of 1-16 columns (the skinny and GEMV kernels on
+    # out^T = B^T A^T, writing out through its row stride), forced: A and B in each layout, A's
+    # rows unaligned (pad, offset), K whole and in slices, with c (full, column-major, a bias
+    # row, a column broadcast along the row), alpha and beta.
+    a = operand(m, k, "cuda", "row" if layout[0] == "N" else "col", pad=pad, offset=offset)
+    b = operand(k, n, "cuda", "col" if layout[1] == "T" else "row")
+    plans = _swapped_candidates(a, b)
+    assert plans and {p[0] for p in plans} <= {"skinny_kmajor", "skinny_nmajor", "gemv"}
+    for c in (torch.randn(m, n, device="cuda"), torch.randn(n, m, device="cuda").t(), torch.randn(n, device="cuda"),
+              torch.randn(m, 1, device="cuda")):
+        _check_each_forced(plans, a, b, c)
+
+
+@needs_cuda
+@pytest.mark.parametrize("batch,a_shared", [(3, False), (5, True)])
+def test_swapped_plans_of_a_batch(batch, a_shared):
+    # A batch of few-column products, swapped: a B per entry, A per entry or shared (batch
+    # stride 0: the swapped problem's shared B), c per entry.
+    m, n, k = 515, 6, 300
+    a = operand(m, k, "cuda", pad=1, batch=None if a_shared else batch)
+    b = operand(k, n, "cuda", "col", batch=batch)
+    a = a.expand(batch, m, k) if a_shared else a
+    plans = _swapped_candidates(a, b)
+    assert plans
+    _check_each_forced(plans, a, b, torch.randn(batch, m, n, device="cuda"))
+
+
+def test_few_columns_plan_the_swapped_product():
+    # Few columns of a long A: the tiles would spend most of their columns on nothing, the
+    # swapped product streams A once as the few-row kernels' B. Many columns: never swapped.
+    for m, n, k, layout in ((18739, 1, 701, "NT"), (29425, 5, 512, "NN"), (13608, 7, 14245, "TN")):
+        a_k, b_k, a_vec, b_vec = _flags(layout, m, n, k, 1)
+        plan = _C.auto_plan(m, n, k, 1, b_k, b_vec, H100_SMS, a_k, None, a_vec, True)
+        assert plan.swapped and plan.kernel in ("skinny_kmajor", "skinny_nmajor", "gemv"), (m, n, k, plan)
+    for n in (17, 64, 4096):
+        cands = _C.exact_candidates(4096, n, 1024, 1, True, True, True, H100_SMS, True)
+        assert not any(p.swapped for p, _ in cands)
+    assert any(p.swapped for p, _ in _C.exact_candidates(4096, 16, 1024, 1, True, True, True, H100_SMS, True))
+
+
+def test_swapped_plans_are_priced_as_the_transposed_product():
+    # A swapped plan's estimate is its kernel's on the N x M product of B^T and A^T: B^T's
+    # layout is A's opposite of B's, A^T is K-major where A is, their alignments exchanged.
+    for m, n, k, batch, a_k, b_k, a_vec, b_vec in ((5000, 3, 700, 1, True, True, True, False),
+                                                   (900, 8, 2048, 4, False, False, False, True),
+                                                   (64, 12, 301, 1, True, False, True, True)):
+        swapped = [(p, us) for p, us in _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS, a_vec)
+                   if p.swapped]
+        assert swapped
+        mine = {tuple(p)[:6]: us for p, us in _C.exact_candidates(n, m, k, batch, not b_k, a_k, a_vec, H100_SMS, b_vec)
+                if not p.swapped}
+        for p, us in swapped:
+            assert us == pytest.approx(mine[tuple(p)[:6]], rel=1e-12), p
 
 
 @needs_cuda

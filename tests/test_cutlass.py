@@ -59,12 +59,16 @@ def test_planner_takes_the_least_estimate_and_a_kernel_that_takes_it(seed):
         where = (m, n, k, batch, layout, b_vec, a_vec)
         assert tuple(plan) == tuple(best[0]), where
         assert all(us > 0 and math.isfinite(us) for _, us in cands), where
+        # A swapped plan runs the N x M product of B^T and A^T: n rows, A read as its B.
+        rows, rows_b_k, rows_b_vec = (n, a_k, a_vec) if plan.swapped else (m, b_k, b_vec)
+        assert not plan.swapped or plan.kernel.startswith("skinny") or plan.kernel == "gemv", where
         if plan.kernel.startswith("skinny"):
-            assert m <= _C.skinny_max_m(b_k), where
+            assert rows <= _C.skinny_max_m(rows_b_k), where
             continue
         if plan.kernel == "gemv":  # up to 8 rows of a K-major B's product, K whole
-            assert plan.nw in _C.gemv_columns(m, b_k, plan.w == 4) and plan.splits == 1 and plan.k_slice == k, where
-            assert plan.w == 1 or b_vec or m == 1, where  # one row's float4s realign B's lines
+            assert plan.nw in _C.gemv_columns(rows, rows_b_k, plan.w == 4), where
+            assert plan.splits == 1 and plan.k_slice == k, where
+            assert plan.w == 1 or rows_b_vec or rows == 1, where  # one row's float4s realign B's lines
             continue
         if plan.kernel == "split_tile":  # gemmtiles' own tiles: one product
             assert batch == 1 and plan.nw == 128 and plan.mt in (32, 64, 128), where
@@ -152,7 +156,7 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
         cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, b_k, True, H100_SMS) if c.kernel.startswith("skinny")]
         assert cands and {c.mt for c in cands} == {rows if not b_k else max(rows, 4)}
         for c in cands:
-            f = _C.exact_features(c.kernel, c.mt, c.nw, c.w, c.splits, c.k_slice, m, n, k, 1, True, b_k, H100_SMS)
+            f = _C.exact_features(*c, m, n, k, 1, True, b_k, H100_SMS)
             s0 = len(f) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
             steps = f[s0 + 5:s0 + 8]
             at = 0 if b_k else 2 if c.w == 4 else 1
@@ -176,8 +180,7 @@ def test_skinny_kmajor_staged_single_float_steps_count_twice():
         plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, w == 4, H100_SMS)
                 if c.kernel == "skinny_kmajor" and c.splits == 1 and c.w == w][0]
         assert plan.mt == mt
-        return _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits, plan.k_slice, m, n, k, 1, True,
-                                 True, H100_SMS, True, w == 4)[s0 + 5] * 1e3
+        return _C.exact_features(*plan, m, n, k, 1, True, True, H100_SMS, True, w == 4)[s0 + 5] * 1e3
 
     assert steps(4, 1, 4) == pytest.approx(k / 32 * 4)
     assert steps(8, 1, 8) == pytest.approx(2 * k / 32 * 4)
@@ -200,7 +203,7 @@ def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():
 
     def reduction(n, splits, kernel="skinny_nmajor"):
         b_k = kernel == "skinny_kmajor"
-        plan = (kernel, 4, 1, 1, splits, -(-k // splits // 16) * 16 if not b_k else -(-k // splits // 32) * 32)
+        plan = (kernel, 4, 1, 1, splits, -(-k // splits // 16) * 16 if not b_k else -(-k // splits // 32) * 32, False)
         return _C.exact_features(*plan, m, n, k, 1, True, b_k, H100_SMS, True, False)[s0 + 3:s0 + 5]
 
     assert reduction(300, 8) == [0, 0]  # K whole
@@ -225,8 +228,7 @@ def test_skinny_ring_reads_b_over_its_busiest_sm():
     def b_feature(m, splits, w=4, b_vec=True):
         plan = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, True, b_vec, H100_SMS)
                 if c.kernel == "skinny_kmajor" and c.splits == splits and c.w == w][0]
-        f = _C.exact_features(plan.kernel, plan.mt, plan.nw, plan.w, plan.splits, plan.k_slice, m, n, k, 1, True, True,
-                              H100_SMS, True, b_vec)
+        f = _C.exact_features(*plan, m, n, k, 1, True, True, H100_SMS, True, b_vec)
         return f[s0 + 1], -(-n // _C.skinny_cols(plan.kernel, plan.mt, plan.nw, plan.w)) * splits
 
     for m in (8, 16):
@@ -264,7 +266,7 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
     widths = [w for w in builds if w == 1 or b_vec or m == 1]
     assert sorted(_C.gemv_columns(m, b_k)) == columns[4]
     assert sorted(_C.gemv_columns(m, b_k, b_vec)) == (columns[4 if b_vec or m == 1 else 1] if widths else [])
-    assert cands == {("gemv", builds[w], cols, w, 1, 1001) for w in widths for cols in columns[w]}
+    assert cands == {("gemv", builds[w], cols, w, 1, 1001, False) for w in widths for cols in columns[w]}
 
 
 def test_the_8_row_gemv_kernel_follows_blocks_and_k():
@@ -293,7 +295,7 @@ def test_split_tiles_price_their_edge_blocks():
     g = exact_fit.GLOBAL_FEATURES
 
     def edges(mt, m, n, b_k=False, a_vec=True, b_vec=True):
-        f = _C.exact_features("split_tile", mt, 128, 1, 4, 1024, m, n, 4096, 1, True, b_k, H100_SMS, a_vec, b_vec)
+        f = _C.exact_features("split_tile", mt, 128, 1, 4, 1024, False, m, n, 4096, 1, True, b_k, H100_SMS, a_vec, b_vec)
         serial = f[g + exact_fit.PER_TILE * (len(_C.cutlass_tiles()) + (mt == 64))]
         assert serial > 0
         assert f[g - 2 + (mt == 64)] in (0, serial) and f[g - 1 - (mt == 64)] == 0
@@ -307,8 +309,8 @@ def test_split_tiles_price_their_edge_blocks():
     assert edges(64, 40, 4096) and edges(64, 100, 4001, b_vec=False) and edges(64, 32, 4096, b_k=True)
     # Without the alignment flags, aligned operands (the bench's contiguous ones of sizes a
     # multiple of 4).
-    assert _C.exact_features("split_tile", 32, 128, 1, 4, 1024, 64, 4096, 4096, 1, True, False, H100_SMS) == \
-        _C.exact_features("split_tile", 32, 128, 1, 4, 1024, 64, 4096, 4096, 1, True, False, H100_SMS, True, True)
+    assert _C.exact_features("split_tile", 32, 128, 1, 4, 1024, False, 64, 4096, 4096, 1, True, False, H100_SMS) == \
+        _C.exact_features("split_tile", 32, 128, 1, 4, 1024, False, 64, 4096, 4096, 1, True, False, H100_SMS, True, True)
 
 
 def test_fit_own_recovers_the_own_tiles_and_edge_costs():
@@ -353,12 +355,12 @@ def test_builds_short_of_dram_count_their_streaming_excess():
     g0 = n - exact_fit.GEMV
     s0 = g0 - exact_fit.COPY - exact_fit.SKINNY
     gemv = lambda mt, nw, w, m: _C.exact_features(  # noqa: E731
-        "gemv", mt, nw, w, 1, 6646, m, 15992, 6646, 1, True, True, H100_SMS)
+        "gemv", mt, nw, w, 1, 6646, False, m, 15992, 6646, 1, True, True, H100_SMS)
     for (mt, nw, w, m), share in (((4, 8, 1, 3), 0.64), ((4, 2, 1, 1), 0.34), ((1, 8, 4, 1), 0.0), ((4, 4, 4, 4), 0.0)):
         f = gemv(mt, nw, w, m)
         assert f[g0 + 1] > 0 and f[g0 + 7] == pytest.approx(share * f[g0 + 1], abs=0)
     skinny = lambda mt, w, m: _C.exact_features(  # noqa: E731
-        "skinny_kmajor", mt, 4 if w == 1 or mt == 4 else 2, w, 1, 6656, m, 15992, 6646, 1, True, True, H100_SMS)
+        "skinny_kmajor", mt, 4 if w == 1 or mt == 4 else 2, w, 1, 6656, False, m, 15992, 6646, 1, True, True, H100_SMS)
     for (mt, w, m), share in (((4, 1, 2), 0.16), ((4, 4, 4), 0.28), ((8, 1, 8), 0.0), ((8, 4, 8), 0.0)):
         f = skinny(mt, w, m)
         assert f[s0 + 1] > 0 and f[s0 + 8] == pytest.approx(share * f[s0 + 1], abs=0)
@@ -374,17 +376,17 @@ def test_gemv_features_are_its_own():
     # price it, and no other kernel's.
     n = len(_C.exact_model())
     g0 = n - exact_fit.GEMV
-    f = _C.exact_features("gemv", 1, 8, 4, 1, 4096, 1, 4096, 4096, 1, True, True, H100_SMS)
+    f = _C.exact_features("gemv", 1, 8, 4, 1, 4096, False, 1, 4096, 4096, 1, True, True, H100_SMS)
     assert [i for i, x in enumerate(f) if x != 0] == list(range(g0, g0 + 5))
     # The 5-8-row build shares the launch, A's bytes and the waves, its B's bytes and steps in
     # series at rates of its own.
-    f8 = _C.exact_features("gemv", 8, 8, 4, 1, 4096, 8, 4096, 4096, 1, True, True, H100_SMS)
+    f8 = _C.exact_features("gemv", 8, 8, 4, 1, 4096, False, 8, 4096, 4096, 1, True, True, H100_SMS)
     assert [i for i, x in enumerate(f8) if x != 0] == [g0, g0 + 2, g0 + 3, g0 + 5, g0 + 6]
     assert f8[g0 + 5] == pytest.approx(f[g0 + 1])  # the same B, over as many SMs
     # Few blocks occupy few SMs: on 40 columns, 8 a block leave more SMs idle than 2, so B's
     # bytes weigh more per byte there.
-    narrow = _C.exact_features("gemv", 1, 2, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
-    wide = _C.exact_features("gemv", 1, 8, 4, 1, 4096, 1, 40, 4096, 1, True, True, H100_SMS)
+    narrow = _C.exact_features("gemv", 1, 2, 4, 1, 4096, False, 1, 40, 4096, 1, True, True, H100_SMS)
+    wide = _C.exact_features("gemv", 1, 8, 4, 1, 4096, False, 1, 40, 4096, 1, True, True, H100_SMS)
     assert narrow[n - exact_fit.GEMV + 1] < wide[n - exact_fit.GEMV + 1]
     # A block or load width the kernel is not built for has no features (no estimate), nor
     # a build of other rows than the problem's (one row's float4s run the one-row build, its
@@ -392,9 +394,9 @@ def test_gemv_features_are_its_own():
     for mt, nw, w, m in ((4, 0, 4, 4), (4, 8, 4, 4), (4, 4, 1, 4), (1, 4, 4, 1), (4, 8, 0, 4), (4, 8, 2, 4), (4, 16, 4, 4), (8, 2, 4, 8),
                          (8, 16, 4, 8), (8, 8, 1, 8), (8, 8, 4, 4), (4, 8, 4, 8), (8, 8, 4, 9), (4, 8, 4, 1),
                          (1, 8, 1, 1), (1, 8, 4, 2)):
-        assert not any(_C.exact_features("gemv", mt, nw, w, 1, 4096, m, 4096, 4096, 1, True, True, H100_SMS))
+        assert not any(_C.exact_features("gemv", mt, nw, w, 1, 4096, False, m, 4096, 4096, 1, True, True, H100_SMS))
     feature = lambda mt, nw, m, w=4, n_=4096: _C.exact_features(  # noqa: E731
-        "gemv", mt, nw, w, 1, 4096, m, n_, 4096, 1, True, True, H100_SMS)
+        "gemv", mt, nw, w, 1, 4096, False, m, n_, 4096, 1, True, True, H100_SMS)
     assert any(feature(4, 8, 1, w=1))
     # The 8-row build's warps step through K in chunks of 8 lanes x 4 floats, a quarter of the
     # 4-row build's 32 lanes: four times the steps in series on the same K and blocks.
@@ -412,15 +414,15 @@ def test_a_tables_gemv_entry_runs_gemv():
     for b_vec, w, widths in ((True, 4, (2, 4)), (False, 1, (2, 8))):
         for cols in widths:
             plan = _C.auto_plan(2, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(2, 4096, 4096, cols), True, True)
-            assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096)
+            assert tuple(plan) == ("gemv", 4, cols, w, 1, 4096, False)
     # One row: float4s on the one-row build, B's lines aligned or not (realigned).
     for cols in (2, 8):
         for b_vec, rows, w in ((True, 1, 4), (False, 1, 4)):
             plan = _C.auto_plan(1, 4096, 4096, 1, True, b_vec, H100_SMS, True, entry(1, 4096, 4096, cols), True, True)
-            assert tuple(plan) == ("gemv", rows, cols, w, 1, 4096)
+            assert tuple(plan) == ("gemv", rows, cols, w, 1, 4096, False)
     # 5-8 rows: the 8-row build's width, float4s alone.
     plan = _C.auto_plan(6, 4096, 4096, 1, True, True, H100_SMS, True, entry(6, 4096, 4096, 8), True, True)
-    assert tuple(plan) == ("gemv", 8, 8, 4, 1, 4096)
+    assert tuple(plan) == ("gemv", 8, 8, 4, 1, 4096, False)
     # A width its build lacks, single floats where it has none, or past its rows: the entry
     # counts as none, and the model's own plan runs.
     for m, cols, b_vec in ((6, 2, True), (6, 8, False), (9, 8, True), (2, 8, True), (2, 4, False), (1, 4, True)):
@@ -527,7 +529,7 @@ def test_fit_tile_recovers_one_tiles_parameters_and_holds_the_others(tmp_path):
     assert _C.cutlass_tiles() == TILES
     assert [exact_fit.tile_index(*t) for t in TILES] == list(range(len(TILES)))
     for index, (mt, nw, warps) in enumerate(TILES):  # each tile's plans fill its own parameters' features
-        f = _C.exact_features("cutlass", mt, nw, warps, 1, 0, 4096, 4096, 4096, 1, False, False, H100_SMS)
+        f = _C.exact_features("cutlass", mt, nw, warps, 1, 0, False, 4096, 4096, 4096, 1, False, False, H100_SMS)
         filled = [t for t in range(len(TILES)) if f[exact_fit.GLOBAL_FEATURES + exact_fit.PER_TILE * t]]
         assert filled == [index]
     with pytest.raises(ValueError, match="32 x 32 on 4 warps"):
@@ -664,7 +666,7 @@ def test_the_model_holds_as_many_blocks_an_sm_as_its_waves_take():
             base = exact_fit.GLOBAL_FEATURES + exact_fit.PER_TILE * tile
             # K long enough for every block of every split to run at least one k step.
             for blocks, waves in ((held * sms, 1), (held * sms + 1, 2)):
-                f = _C.exact_features("cutlass", mt, nw, warps, blocks, 0, mt, nw, 8 * blocks, 1, a_k, b_k, sms)
+                f = _C.exact_features("cutlass", mt, nw, warps, blocks, 0, False, mt, nw, 8 * blocks, 1, a_k, b_k, sms)
                 assert f[base + 4] == waves, (TILES[tile], layout, blocks)
     with pytest.raises(ValueError, match="cutlass_tiles"):
         _C.cutlass_blocks_per_sm(48, 64, 2, True, False)
@@ -740,16 +742,16 @@ SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 12
 def test_a_batch_launched_product_by_product_is_priced_as_its_products():
     # K split on a batch: its products one launch each, so batch times one product's features
     # (launches included); data-parallel, one launch whatever the batch.
-    one = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
-    five = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    one = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, False, 100, 300, 4096, 1, True, True, H100_SMS)
+    five = _C.exact_features("cutlass", 64, 64, 2, 4, 1024, False, 100, 300, 4096, 5, True, True, H100_SMS)
     assert five == pytest.approx([5 * x for x in one])
-    assert _C.exact_features("cutlass", 64, 64, 2, 1, 4096, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
+    assert _C.exact_features("cutlass", 64, 64, 2, 1, 4096, False, 100, 300, 4096, 5, True, True, H100_SMS)[0] == 1
     # After copies, only the product's features scale: the copies are one launch per operand,
     # for the whole batch, as before.
     params = len(_C.exact_model())
     copy0 = params - exact_fit.GEMV - exact_fit.COPY
-    both1 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, 100, 300, 4096, 1, True, True, H100_SMS)
-    both5 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, 100, 300, 4096, 5, True, True, H100_SMS)
+    both1 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, False, 100, 300, 4096, 1, True, True, H100_SMS)
+    both5 = _C.exact_features("cutlass_ab_copied", 64, 64, 2, 4, 1024, False, 100, 300, 4096, 5, True, True, H100_SMS)
     assert both5[:copy0 - exact_fit.SKINNY] == pytest.approx([5 * x for x in both1[:copy0 - exact_fit.SKINNY]])
     assert both5[copy0] == both1[copy0] == 2 and both5[copy0 + 1] == pytest.approx(5 * both1[copy0 + 1])
     # Few deep tiles per product: the model splits K, product by product.

@@ -98,6 +98,28 @@ bool cutlass_simt_runs(const GemmProblem& p, c10::DeviceIndex device) {
 #endif
 }
 
+// The problem of a swapped plan (AutoPlan::swapped in auto/plan.h): out^T = B^T A^T, an N x M
+// product with A' = B^T and B' = A^T read where they lie, out^T written through its column
+// stride (out's row stride) and c^T read through c's strides swapped.
+GemmProblem swapped_problem(const GemmProblem& p) {
+  GemmProblem q = p;
+  q.M = p.N;
+  q.N = p.M;
+  q.a = p.b;
+  q.a_bs = p.b_bs;
+  q.a_rs = p.b_cs;
+  q.a_cs = p.b_rs;
+  q.b = p.a;
+  q.b_bs = p.a_bs;
+  q.b_rs = p.a_cs;
+  q.b_cs = p.a_rs;
+  q.c_rs = p.c_cs;
+  q.c_cs = p.c_rs;
+  q.out_rs = p.out_cs;
+  q.out_cs = p.out_rs;
+  return q;
+}
+
 // auto_plan's answer for the problem, from a cache of recent ones: the cost model weighs about
 // a hundred candidates (microseconds a call, on the host, before every launch) and a model
 // calls the same few shapes again and again. The key is everything auto_plan reads that can
@@ -165,6 +187,14 @@ AutoPlan cached_auto_plan(const GemmProblem& p, c10::DeviceIndex device, const s
 // include them (exact_candidates), the tensor-core tiers where auto could plan them.
 bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bool b_vec, c10::DeviceIndex device) {
   const bool a_k = a_kmajor(p), b_k = b_kmajor(p);
+  if (plan.swapped) {  // a skinny or GEMV plan of the N x M product, where its candidates name it
+    AutoPlan q = plan;
+    q.swapped = false;
+    const std::vector<AutoPlan> all =
+        swapped_candidates(p.M, p.N, p.K, p.batch, a_k, a_vec, multiprocessors(device));
+    return std::find(all.begin(), all.end(), plan) != all.end() &&
+           forced_plan_runs(swapped_problem(p), q, b_vec, a_vec, device);
+  }
   switch (plan.kernel) {
     case AutoKernel::kCutlass:
     case AutoKernel::kCutlassStreamK:
@@ -331,6 +361,21 @@ void launch_cutlass_plan(const GemmProblem& p, const AutoPlan& plan, cudaStream_
 }
 #endif
 
+// The plan's own kernels (launch_auto_plan in auto/launch.cuh), with their workspace. The
+// workspace comes from the caching allocator, on this stream: freed when this call returns,
+// reused only by work queued after the reduction.
+void launch_plan_kernel(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
+  at::Tensor ws;
+  if (const int64_t floats = auto_workspace(p, plan)) {
+    ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+  }
+  const bool launched = launch_auto_plan(p, plan, ws.defined() ? ws.data_ptr<float>() : nullptr,
+                                         c10::cuda::getCurrentCUDAStream());
+  TORCH_INTERNAL_ASSERT(launched, "gemmtiles: auto planned ", auto_kernel_name(plan.kernel), " with ", plan.mt,
+                        " rows, which no launch takes");
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 void launch_auto(const GemmProblem& p) {
   // A batch against one shared B (a 3-D activation times a weight) is one product of
   // batch * M rows when A, C and the output run batch after batch: one plan, one B stream.
@@ -350,7 +395,11 @@ void launch_auto(const GemmProblem& p) {
     forced_plan_refused() = true;
     forced.reset();
   }
-  const AutoPlan plan = forced ? *forced : cached_auto_plan(p, device, table, a_vec, b_vec);
+  AutoPlan plan = forced ? *forced : cached_auto_plan(p, device, table, a_vec, b_vec);
+  if (plan.swapped) {
+    plan.swapped = false;
+    return launch_plan_kernel(swapped_problem(p), plan, device);
+  }
 #if GEMMTILES_SM90A
   if (plan.kernel == AutoKernel::kTf32 || plan.kernel == AutoKernel::kTf32x3) {
     (plan.kernel == AutoKernel::kTf32 ? launch_tf32_sm90a : launch_tf32x3_sm90a)(p);
@@ -401,17 +450,7 @@ void launch_auto(const GemmProblem& p) {
       return;
   }
   if (plan.kernel == AutoKernel::kWarptile) return launch_warptile(p);
-  // The workspace comes from the caching allocator, on this stream: freed when this call
-  // returns, reused only by work queued after the reduction.
-  at::Tensor ws;
-  if (const int64_t floats = auto_workspace(p, plan)) {
-    ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
-  }
-  const bool launched = launch_auto_plan(p, plan, ws.defined() ? ws.data_ptr<float>() : nullptr,
-                                         c10::cuda::getCurrentCUDAStream());
-  TORCH_INTERNAL_ASSERT(launched, "gemmtiles: auto planned ", auto_kernel_name(plan.kernel), " with ", plan.mt,
-                        " rows, which no launch takes");
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_plan_kernel(p, plan, device);
 }
 GEMMTILES_CUDA_TIER(auto, Operands::kUnitStride, launch_auto);
 

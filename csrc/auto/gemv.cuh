@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmP
     float s = 0.0f;
 #pragma unroll
     for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
-    v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, s);
+    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
   }
 }
 

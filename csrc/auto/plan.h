@@ -81,9 +81,12 @@ struct AutoPlan {
   int64_t splits = 1;  // slices of K: blocks along K, or (skinny_split) warps, 8 to a block
   int64_t k_slice = 0; // K per split: a multiple of 16 (skinny_split), 32 (other skinny) or
                        // 8 (split_tile)
+  bool swapped = false;  // the plan of out^T = B^T A^T (swapped_candidates): the fields above
+                         // describe that N x M product's kernel, a skinny or the GEMV one
   // Written out: the CUDA units compile as C++17, which has no defaulted comparisons.
   bool operator==(const AutoPlan& o) const {
-    return kernel == o.kernel && mt == o.mt && nw == o.nw && w == o.w && splits == o.splits && k_slice == o.k_slice;
+    return kernel == o.kernel && mt == o.mt && nw == o.nw && w == o.w && splits == o.splits && k_slice == o.k_slice &&
+           swapped == o.swapped;
   }
 };
 
@@ -1245,6 +1248,14 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
                                                                               int64_t sms, bool a_vec, bool b_vec,
                                                                               const ClusterBlocks& cluster_blocks =
                                                                                   kExactModel.cluster_blocks) {
+  if (plan.swapped) {  // the N x M product's features (swapped_candidates)
+    if (plan.kernel != AutoKernel::kSkinnyKMajor && plan.kernel != AutoKernel::kSkinnyNMajor &&
+        plan.kernel != AutoKernel::kGemv)
+      return std::nullopt;
+    AutoPlan q = plan;
+    q.swapped = false;
+    return exact_plan_features(q, N, M, K, batch, !b_kmajor, a_kmajor, sms, b_vec, a_vec, cluster_blocks);
+  }
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
   if (plan.kernel == AutoKernel::kSkinnyKMajor || plan.kernel == AutoKernel::kSkinnyNMajor) {
@@ -1329,8 +1340,37 @@ inline double exact_plan_us(const AutoPlan& plan, int64_t M, int64_t N, int64_t 
 // training seed's halves, each choosing for the other: docs/auto.md). The rank alone: the
 // estimate that auto weighs against the tensor cores is the plan's own.
 inline constexpr double kCopyMargin = 1.05;
+// A swapped plan (swapped_candidates) ranks at its estimate times kSwapMargin plus kSwapUs:
+// its few-row kernels run there on far more columns than the model was fitted on (N' = M up
+// to tens of thousands, against at most 16384 columns) and on shallow K, where they ran past
+// their estimates (on few-column products drawn at random with the training seed, H200: the
+// first-ranked 1.22x as a median, the column-major-B kernel with K whole under 600 1.5-2.5x).
+// Fitted on those products, so that near a tie the tiles keep the problem: docs/auto.md.
+inline constexpr double kSwapMargin = 1.2, kSwapUs = 2.0;
 inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
+  if (plan.swapped) return estimate_us * kSwapMargin + kSwapUs;
   return estimate_us * (copies_a(plan.kernel) || copies_b(plan.kernel) ? kCopyMargin : 1.0);
+}
+
+// The swapped plans of a product of few columns: out^T = B^T A^T, the N x M product of A' = B^T
+// and B' = A^T (swapped_problem in auto/auto.cu), whose few rows the skinny and GEMV kernels
+// take, each row of A streamed once as a column of B' (K-major where A is row-major: B' is A's
+// storage read in place), the output written through its column stride (GemmProblem::out_cs).
+// The tiles spend most of their columns on nothing there (a 32-column tile on N = 1 computes
+// 32 times the product). a_vec: A's contiguous lines are 16-byte aligned, B' lines'.
+inline std::vector<AutoPlan> swapped_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
+                                                bool a_vec, int64_t sms) {
+  std::vector<AutoPlan> all;
+  if (N > skinny_max_m(a_kmajor)) return all;
+  for (AutoPlan plan : skinny_candidates(N, M, K, batch, a_kmajor, a_vec, sms)) {
+    plan.swapped = true;
+    all.push_back(plan);
+  }
+  for (AutoPlan plan : gemv_candidates(N, K, a_kmajor, a_vec)) {
+    plan.swapped = true;
+    all.push_back(plan);
+  }
+  return all;
 }
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
@@ -1338,8 +1378,8 @@ inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
 // (one product), and CUTLASS's tiles, data-parallel or with K split (a batch of up to
 // kEntryLaunchMaxBatch products: one launch each, cutlass_entry_launches), on the
 // operands as they lie or with a K-major one copied transposed first (A, B or both: copies_a,
-// copies_b). exact_plan: the one of least rank
-// (exact_rank_us), the first of equals.
+// copies_b); for few columns, the swapped plans (swapped_candidates). exact_plan: the one of
+// least rank (exact_rank_us), the first of equals.
 inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                                               bool b_kmajor, bool b_vec, int64_t sms, bool a_vec = true) {
   std::vector<AutoPlan> all;
@@ -1377,6 +1417,7 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       }
     }
   }
+  for (const AutoPlan& plan : swapped_candidates(M, N, K, batch, a_kmajor, a_vec, sms)) consider(plan);
   return all;
 }
 
@@ -1400,7 +1441,8 @@ inline AutoPlan exact_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool 
 }
 
 // table: the tuned table for this GPU, or nullptr (the heuristic alone).
-// a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A).
+// a_vec: A's contiguous lines are 16-byte aligned (asked of a column-major A, and of any A by
+// the swapped plans, which read it as B: swapped_candidates).
 // cutlass: whether CUTLASS's SIMT kernel can run the problem (built, on this GPU, and
 // cutlass_simt_takes in csrc/auto/cutlass_simt.h).
 // tensor_cores: the tensor-core math the settings allow and the GPU runs (kNone: exact

@@ -76,7 +76,7 @@ __device__ __forceinline__ void skinny_store(const GemmProblem& p, const BatchVi
   if (s.ws) {
     s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = acc;
   } else {
-    v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, acc);
+    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, acc);
   }
 }
 
@@ -490,7 +490,7 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
       const int64_t n = n_block + 4 * g % kCols;
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        if (n + j < p.N) v.out[m * p.out_rs + n + j] = epilogue(p, v.c, m, n + j, x4[j]);
+        if (n + j < p.N) v.out[m * p.out_rs + (n + j) * p.out_cs] = epilogue(p, v.c, m, n + j, x4[j]);
     }
     cluster_sync();  // this block's sums stay until the cluster has read them
 #else
@@ -506,7 +506,7 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
     if (s.ws) {
       s.ws[((int64_t(blockIdx.y) * p.batch + blockIdx.z) * p.M + m) * p.N + n] = x;
     } else {
-      v.out[m * p.out_rs + n] = epilogue(p, v.c, m, n, x);
+      v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, x);
     }
   }
 }
@@ -737,7 +737,7 @@ __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(GemmProb
     for (int q = 1; q < groups; ++q) x += red[q * span + i];
     const int64_t z = e / mn, m = (e % mn) / p.N, n = e % p.N;
     const float* c = p.c ? p.c + z * p.c_bs : nullptr;
-    p.out[z * p.out_bs + m * p.out_rs + n] = epilogue(p, c, m, n, x);
+    p.out[z * p.out_bs + m * p.out_rs + n * p.out_cs] = epilogue(p, c, m, n, x);
   }
 }
 

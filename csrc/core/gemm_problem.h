@@ -18,7 +18,7 @@ struct GemmProblem {
   int64_t b_bs, b_rs, b_cs;
   const float* c;  // c: broadcast to (batch, M, N); nullptr when beta == 0 (never read)
   int64_t c_bs, c_rs, c_cs;
-  float* out;      // out: (batch, M, N), unit column stride
+  float* out;      // out: (batch, M, N), element (z, m, n) at out[z*out_bs + m*out_rs + n*out_cs]
   int64_t out_bs, out_rs;
   float alpha, beta;
   // Split K (the tile kernels' SPLIT_K mode, auto.cu): when > 0, blockIdx.z numbers slices
@@ -28,6 +28,10 @@ struct GemmProblem {
   // cluster and add their partial products in shared memory, in slice order, into out.
   int64_t k_split = 0;
   int64_t k_cluster = 0;
+  // out's column stride: 1 for every tier's problem. auto's swapped plans (AutoPlan::swapped in
+  // auto/plan.h) run out^T = B^T A^T, whose column stride is out's row stride, on the skinny
+  // and GEMV kernels and the split-K reduction: the only kernels that read it.
+  int64_t out_cs = 1;
 };
 
 // What a CUDA or HIP compiler builds for host and device alike; the host alone elsewhere.

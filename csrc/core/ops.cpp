@@ -141,8 +141,9 @@ PyTypeObject* auto_plan_type() {
       {"w", "skinny, gemv: elements of B per lane load (4: float4)"},
       {"splits", "slices of K"},
       {"k_slice", "K per slice"},
+      {"swapped", "whether the kernel runs out^T = B^T A^T, the N x M product, the fields above its plan"},
       {nullptr, nullptr}};
-  static PyStructSequence_Desc desc = {"gemmtiles.AutoPlan", "What the auto tier runs for a problem.", fields, 6};
+  static PyStructSequence_Desc desc = {"gemmtiles.AutoPlan", "What the auto tier runs for a problem.", fields, 7};
   static PyTypeObject* type = [] {
     PyTypeObject* t = PyStructSequence_NewType(&desc);
     return t;
@@ -177,7 +178,8 @@ PyObject* double_list(const std::array<double, F>& values) {
 }
 
 // gemmtiles._C.auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True,
-//                        cutlass=False, tensor_cores="none") -> AutoPlan(kernel, mt, nw, w, splits, k_slice):
+//                        cutlass=False, tensor_cores="none") -> AutoPlan(kernel, mt, nw, w, splits, k_slice,
+//                        swapped):
 // what the auto tier runs for that problem on a GPU with `sms` SMs, with the tuned table
 // whose text is `table` (None: the heuristic alone), where CUTLASS's SIMT kernel can run it
 // (cutlass) or not, and with the tensor-core math the settings allow ("none", "tf32",
@@ -214,15 +216,16 @@ PyObject* plan_object(PyTypeObject* type, const gemmtiles::AutoPlan& plan) {
   PyObject* items[] = {PyUnicode_FromString(gemmtiles::auto_kernel_name(plan.kernel)), PyLong_FromLong(plan.mt),
                        PyLong_FromLong(plan.nw), PyLong_FromLong(plan.w),
                        PyLong_FromLongLong(static_cast<long long>(plan.splits)),
-                       PyLong_FromLongLong(static_cast<long long>(plan.k_slice))};
-  for (int i = 0; i < 6; ++i) {
+                       PyLong_FromLongLong(static_cast<long long>(plan.k_slice)), PyBool_FromLong(plan.swapped)};
+  constexpr int n = int(std::size(items));
+  for (int i = 0; i < n; ++i) {
     if (!items[i]) {
-      for (int j = 0; j < 6; ++j) Py_XDECREF(items[j]);
+      for (int j = 0; j < n; ++j) Py_XDECREF(items[j]);
       Py_DECREF(result);
       return nullptr;
     }
   }
-  for (int i = 0; i < 6; ++i) PyStructSequence_SET_ITEM(result, i, items[i]);
+  for (int i = 0; i < n; ++i) PyStructSequence_SET_ITEM(result, i, items[i]);
   return result;
 }
 
@@ -384,9 +387,23 @@ PyObject* py_async_tile_ok(PyObject*, PyObject* args) {
 // (kExactModelLayout, auto/exact_model.h).
 PyObject* py_exact_model_layout(PyObject*, PyObject*) { return PyUnicode_FromString(gemmtiles::kExactModelLayout); }
 
-// gemmtiles._C.copy_margin() -> float: kCopyMargin (auto/plan.h), the factor on a copying plan's
-// estimate that auto ranks it by (exact_rank_us).
-PyObject* py_copy_margin(PyObject*, PyObject*) { return PyFloat_FromDouble(gemmtiles::kCopyMargin); }
+// gemmtiles._C.exact_rank(kernel, swapped, estimate_us) -> float: what auto ranks a candidate
+// of that kernel by (exact_rank_us in auto/plan.h: a copying plan's and a swapped plan's
+// margins).
+PyObject* py_exact_rank(PyObject*, PyObject* args) {
+  const char* kernel;
+  int swapped;
+  double estimate;
+  if (!PyArg_ParseTuple(args, "spd", &kernel, &swapped, &estimate)) return nullptr;
+  const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
+  if (!k) {
+    PyErr_Format(PyExc_ValueError, "exact_rank: kernel must name one of auto's kernels, got '%s'", kernel);
+    return nullptr;
+  }
+  gemmtiles::AutoPlan plan{*k};
+  plan.swapped = swapped != 0;
+  return PyFloat_FromDouble(gemmtiles::exact_rank_us(plan, estimate));
+}
 
 // gemmtiles._C.skinny_max_m(b_kmajor) -> the most rows auto's skinny kernels take for such a
 // B (auto/plan.h), so that the tuner offers them exactly where auto can run them.
@@ -721,7 +738,7 @@ PyObject* py_sm90a_kernels(PyObject*, PyObject*) { return PyBool_FromLong(GEMMTI
 // gemmtiles._C.exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True) ->
 // [(AutoPlan, estimate_us)]: the exact-kernel candidates auto weighs where CUTLASS's kernels
 // run the problem, each with the model's estimate (csrc/auto/exact_model.h), in auto's order;
-// auto ranks them by gemmtiles.exact_fit.rank_us (a copying plan's estimate times copy_margin).
+// auto ranks them by gemmtiles.exact_fit.rank_us (_C.exact_rank: copying and swapped plans' margins).
 PyObject* py_exact_candidates(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int a_kmajor, b_kmajor, b_vec, a_vec = 1;
@@ -758,17 +775,17 @@ PyObject* py_exact_candidates(PyObject*, PyObject* args) {
 // its table has no fit of its own (scaled_exact_model; 0: that part as fitted).
 PyObject* py_exact_features(PyObject*, PyObject* args) {
   const char* kernel;
-  int mt, nw, w, a_kmajor, b_kmajor, a_vec = 1, b_vec = 1;
+  int mt, nw, w, swapped, a_kmajor, b_kmajor, a_vec = 1, b_vec = 1;
   long long splits, k_slice, M, N, K, batch, sms;
-  if (!PyArg_ParseTuple(args, "siiiLLLLLLppL|pp", &kernel, &mt, &nw, &w, &splits, &k_slice, &M, &N, &K, &batch,
-                        &a_kmajor, &b_kmajor, &sms, &a_vec, &b_vec))
+  if (!PyArg_ParseTuple(args, "siiiLLpLLLLppL|pp", &kernel, &mt, &nw, &w, &splits, &k_slice, &swapped, &M, &N, &K,
+                        &batch, &a_kmajor, &b_kmajor, &sms, &a_vec, &b_vec))
     return nullptr;
   const std::optional<gemmtiles::AutoKernel> k = gemmtiles::parse_auto_kernel(kernel);
   if (!k) {
     PyErr_Format(PyExc_ValueError, "exact_features: kernel must name one of auto's kernels, got '%s'", kernel);
     return nullptr;
   }
-  const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
+  const gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice, swapped != 0};
   const auto features = gemmtiles::exact_plan_features(plan, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec, b_vec);
   return double_list(features.value_or(std::array<double, gemmtiles::kExactModelSize>{}));
 }
@@ -871,12 +888,12 @@ PyObject* py_cutlass_flags_left_set(PyObject*, PyObject*) {
 // call whose problem the forced kernel does not take runs auto's own plan, and
 // gemmtiles._C.forced_plan_refused() -> bool says so until the next force_auto_plan.
 PyObject* py_force_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"kernel", "mt", "nw", "w", "splits", "k_slice", nullptr};
+  static const char* names[] = {"kernel", "mt", "nw", "w", "splits", "k_slice", "swapped", nullptr};
   const char* kernel = nullptr;
-  int mt = 0, nw = 0, w = 1;
+  int mt = 0, nw = 0, w = 1, swapped = 0;
   long long splits = 1, k_slice = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ziiiLL", const_cast<char**>(names), &kernel, &mt, &nw, &w,
-                                   &splits, &k_slice))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ziiiLLp", const_cast<char**>(names), &kernel, &mt, &nw, &w,
+                                   &splits, &k_slice, &swapped))
     return nullptr;
   gemmtiles::forced_plan_refused() = false;
   if (!kernel) {
@@ -892,7 +909,7 @@ PyObject* py_force_auto_plan(PyObject*, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_ValueError, "force_auto_plan: splits and k_slice must be >= 0");
     return nullptr;
   }
-  gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice};
+  gemmtiles::AutoPlan plan{*k, mt, nw, w, splits, k_slice, swapped != 0};
   gemmtiles::forced_auto_plan() = plan;
   Py_RETURN_NONE;
 }
@@ -901,7 +918,7 @@ PyMethodDef methods[] = {
     {"auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,
      "auto_plan(M, N, K, batch, b_kmajor, b_vec, sms, a_kmajor=True, table=None, a_vec=True, cutlass=False, "
-     "tensor_cores='none'): AutoPlan(kernel, mt, nw, w, splits, k_slice), what the auto tier runs; every "
+     "tensor_cores='none'): AutoPlan(kernel, mt, nw, w, splits, k_slice, swapped), what the auto tier runs; every "
      "argument may be given by keyword."},
     {"tensor_core_model", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_tensor_core_model)),
      METH_VARARGS | METH_KEYWORDS,
@@ -934,8 +951,9 @@ PyMethodDef methods[] = {
      "async_tile_ok(M, N, a_kmajor, a_vec, b_kmajor, b_vec): whether auto's pipelined tile takes the operands."},
     {"exact_model_layout", py_exact_model_layout, METH_NOARGS,
      "exact_model_layout(): the feature layout a table's 'model exact' line names."},
-    {"copy_margin", py_copy_margin, METH_NOARGS,
-     "copy_margin(): the factor on a copying plan's estimate that auto ranks it by."},
+    {"exact_rank", py_exact_rank, METH_VARARGS,
+     "exact_rank(kernel, swapped, estimate_us): what auto ranks a candidate by, its estimate with the margins of "
+     "copying and swapped plans."},
     {"skinny_cols", py_skinny_cols, METH_VARARGS,
      "skinny_cols(kernel, mt, nw, w): the columns of B one block of that skinny plan takes."},
     {"skinny_widths", py_skinny_widths, METH_VARARGS,
@@ -971,9 +989,8 @@ PyMethodDef methods[] = {
      "exact_candidates(M, N, K, batch, a_kmajor, b_kmajor, b_vec, sms, a_vec=True): [(AutoPlan, estimate_us)], the exact "
      "kernels auto weighs where CUTLASS's run the problem."},
     {"exact_features", py_exact_features, METH_VARARGS,
-     "exact_features(kernel, mt, nw, w, splits, k_slice, M, N, K, batch, a_kmajor, b_kmajor, sms, a_vec=True, "
-     "b_vec=True): the cost "
-     "model's features of a plan."},
+     "exact_features(kernel, mt, nw, w, splits, k_slice, swapped, M, N, K, batch, a_kmajor, b_kmajor, sms, "
+     "a_vec=True, b_vec=True): the cost model's features of a plan (an AutoPlan's fields, then the problem's)."},
     {"forced_plan_refused", py_forced_plan_refused, METH_NOARGS,
      "forced_plan_refused(): whether a call since the last force_auto_plan ran auto's own plan, the forced one "
      "not taking its problem."},
@@ -998,8 +1015,8 @@ PyMethodDef methods[] = {
      "cutlass_flags_left_set(): bytes of auto's CUTLASS barrier flags left nonzero (0: every launch reset them)."},
     {"force_auto_plan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_auto_plan)),
      METH_VARARGS | METH_KEYWORDS,
-     "force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0): the plan every auto call runs instead "
-     "of its own (None: its own); for tuning and tests, process-wide."},
+     "force_auto_plan(kernel=None, mt=0, nw=0, w=1, splits=1, k_slice=0, swapped=False): the plan every auto call "
+     "runs instead of its own (None: its own); for tuning and tests, process-wide."},
     {"force_tf32_splits", py_force_tf32_splits, METH_VARARGS,
      "force_tf32_splits(splits=-1): tf32's wgmma kernels on splits from now on (0: CUTLASS's heuristic; s >= 1: "
      "K in s splits a tile), for measurement; -1 ends it."},
