@@ -72,19 +72,19 @@ def heuristic_plan(shape: Shape, sms: Optional[int] = None) -> Optional[tuple[st
     candidate too, since its split counts need not be in SPLITS."""
     if sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    b_kmajor = shape.layout == "NT"
-    ld = shape.k if b_kmajor else shape.n
+    # The layout and alignment auto sees of the contiguous operands (prepare_gemm's strides).
+    a_kmajor, b_kmajor, a_vec, b_vec = exact_fit._flags(shape.layout, shape.m, shape.n, shape.k)
     # The cost model as auto prices plans on this GPU (exact_fit.gpu_model), no per-shape entry.
     model = exact_fit.model_line(exact_fit.gpu_model(), digits=17) if torch.cuda.is_available() else None
-    kernel, rows, nw, w, splits, _, swapped = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, ld % 4 == 0, sms,
-                                                           True, model, shape.k % 4 == 0, _cutlass_here())
+    kernel, rows, nw, w, splits, _, swapped = _C.auto_plan(shape.m, shape.n, shape.k, 1, b_kmajor, b_vec, sms,
+                                                           a_kmajor, model, a_vec, _cutlass_here())
     if swapped:
         return None
     if kernel == "cutlass":
         return CUTLASS
     if kernel == "cutlass_streamk":
         return STREAMK
-    if not _cutlass_here() and _C.transpose_a_first(shape.m, shape.n, shape.k, 1, True, b_kmajor, ld % 4 == 0):
+    if not _cutlass_here() and _C.transpose_a_first(shape.m, shape.n, shape.k, 1, a_kmajor, b_kmajor, b_vec):
         return TRANSPOSED
     if kernel.startswith("skinny"):  # named by its block's columns, which tell its widths apart
         return ("skinny", _C.skinny_cols(kernel, rows, nw, w), splits)
