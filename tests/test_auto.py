@@ -608,15 +608,16 @@ def test_few_columns_plan_the_swapped_product():
 
 
 def test_swapped_plans_are_priced_as_the_transposed_product():
-    # A swapped plan's estimate is its kernel's on the N x M product of B^T and A^T: B^T's
-    # layout is A's opposite of B's, A^T is K-major where A is, their alignments exchanged.
+    # A swapped plan's estimate is its kernel's on the N x M product of B^T and A^T: B^T is
+    # row-major (K-major as an A) where B is K-major, A^T K-major (as a B) where A is row-major,
+    # their alignments exchanged.
     for m, n, k, batch, a_k, b_k, a_vec, b_vec in ((5000, 3, 700, 1, True, True, True, False),
                                                    (900, 8, 2048, 4, False, False, False, True),
                                                    (64, 12, 301, 1, True, False, True, True)):
         swapped = [(p, us) for p, us in _C.exact_candidates(m, n, k, batch, a_k, b_k, b_vec, H100_SMS, a_vec)
                    if p.swapped]
         assert swapped
-        mine = {tuple(p)[:6]: us for p, us in _C.exact_candidates(n, m, k, batch, not b_k, a_k, a_vec, H100_SMS, b_vec)
+        mine = {tuple(p)[:6]: us for p, us in _C.exact_candidates(n, m, k, batch, b_k, a_k, a_vec, H100_SMS, b_vec)
                 if not p.swapped}
         for p, us in swapped:
             assert us == pytest.approx(mine[tuple(p)[:6]], rel=1e-12), p

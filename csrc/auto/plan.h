@@ -1254,7 +1254,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
       return std::nullopt;
     AutoPlan q = plan;
     q.swapped = false;
-    return exact_plan_features(q, N, M, K, batch, !b_kmajor, a_kmajor, sms, b_vec, a_vec, cluster_blocks);
+    return exact_plan_features(q, N, M, K, batch, b_kmajor, a_kmajor, sms, b_vec, a_vec, cluster_blocks);
   }
   std::array<double, kExactModelSize> f{};
   const auto put = [&](const auto& part, int at) { std::copy(part.begin(), part.end(), f.begin() + at); };
