@@ -565,7 +565,7 @@ def _swapped_candidates(a, b):
 @pytest.mark.parametrize("m,n,k,layout,pad,offset", [
     (1000, 1, 300, "NT", 0, 0), (777, 3, 1025, "NN", 3, 1), (4099, 5, 67, "TN", 0, 0), (300, 8, 2049, "NT", 1, 2),
     (65, 16, 515, "NN", 0, 3), (1301, 2, 4000, "TN", 2, 0), (16, 7, 33, "NT", 0, 0), (5000, 12, 200, "TN", 0, 1),
-    (3, 4, 1, "NN", 0, 0), (2, 1, 5, "TN", 0, 0)])
+    (3, 4, 1, "NN", 0, 0), (2, 1, 5, "TN", 0, 0), (513, 6, 700, "TT", 1, 1)])
 def test_swapped_plans_of_few_columns(m, n, k, layout, pad, offset):
     # Each swapped plan auto weighs for a product of 1-16 columns (the skinny and GEMV kernels on
     # out^T = B^T A^T, writing out through its row stride), forced: A and B in each layout, A's
