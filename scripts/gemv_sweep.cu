@@ -5,17 +5,20 @@
 // weighs builds that kGemvBuilds (auto/plan.h) might list; docs/auto.md quotes its figures.
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc scripts/gemv_sweep.cu -lcublas -o gemv_sweep
 //   ./gemv_sweep BATCH M N K [BATCH M N K ...]    (CSV: batch,m,n,k,variant,columns,us,err)
+//   ./gemv_sweep shallow BATCH M N K ...     (the 1- and 2-4-row builds' kernels on a shallow K,
+//                                             2-4 rows on an aligned K alone, and cuBLAS's time)
 #include <cublas_v2.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #include "../csrc/auto/gemv.cuh"
 #include "../scripts/harness.cuh"
 using namespace gemmtiles;
 
 template <int MT, int NB, int KL, int BPS>
-void time_variant(const GemmProblem& p, float* out, const float* ref) {
-  if (p.M > MT) return;
+void time_variant(const GemmProblem& p, float* out, const float* ref, bool float4_rows_alone = false) {
+  if (p.M > MT || (float4_rows_alone && MT > kGemvRealignedMaxRows && p.K % 4 != 0)) return;
   constexpr int kColumns = kGemvBlockColumns<NB, KL>;
   // W^T's lines 16-byte aligned where K is a multiple of 4; else realigned, as auto launches it
   // (launch_gemv_kernel in auto/launch.cuh).
@@ -39,7 +42,8 @@ void time_variant(const GemmProblem& p, float* out, const float* ref) {
 int main(int argc, char** argv) {
   cublasHandle_t h;
   cublasCreate(&h);
-  for (int i = 1; i + 3 < argc; i += 4) {
+  const bool shallow = argc > 1 && std::strcmp(argv[1], "shallow") == 0;
+  for (int i = shallow ? 2 : 1; i + 3 < argc; i += 4) {
     const int64_t B = atoll(argv[i]), M = atoll(argv[i + 1]), N = atoll(argv[i + 2]), K = atoll(argv[i + 3]);
     float *a, *b, *out, *ref;
     CHECK(cudaMalloc(&a, B * M * K * 4));
@@ -59,6 +63,34 @@ int main(int argc, char** argv) {
     p.a = a; p.a_bs = M * K; p.a_rs = K; p.a_cs = 1;
     p.b = b; p.b_bs = N * K; p.b_rs = 1; p.b_cs = K;  // W^T: column-major B, W's rows along k
     p.out = out; p.out_bs = M * N; p.out_rs = N; p.alpha = 1; p.beta = 0;
+    if (shallow) {
+      // The 1- and 2-4-row float4 builds (32 lanes along k) and groups of 16, 8 and 4 lanes on
+      // 1-4 columns each (gemv_shallow in auto/plan.h); 2-4 rows where their lines are aligned,
+      // as auto runs them (kGemvRealignedMaxRows).
+      time_variant<1, 8, 32, 4>(p, out, ref, true);
+      time_variant<1, 2, 32, 4>(p, out, ref, true);
+      time_variant<1, 4, 16, 4>(p, out, ref, true);
+      time_variant<1, 2, 8, 4>(p, out, ref, true);
+      time_variant<1, 4, 8, 4>(p, out, ref, true);
+      time_variant<1, 1, 4, 4>(p, out, ref, true);
+      time_variant<1, 2, 4, 4>(p, out, ref, true);
+      time_variant<1, 4, 4, 4>(p, out, ref, true);
+      time_variant<4, 4, 32, 4>(p, out, ref, true);
+      time_variant<4, 2, 32, 4>(p, out, ref, true);
+      time_variant<4, 2, 16, 4>(p, out, ref, true);
+      time_variant<4, 2, 8, 4>(p, out, ref, true);
+      time_variant<4, 1, 4, 4>(p, out, ref, true);
+      time_variant<4, 2, 4, 4>(p, out, ref, true);
+      auto run = [&] {
+        cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, N * K, a, K, M * K, &zero, ref, N,
+                                  M * N, B);
+      };
+      std::printf("%lld,%lld,%lld,%lld,cublas,0,%.3f,0\n", (long long)B, (long long)M, (long long)N, (long long)K,
+                  median_ms(run, 31, 40000) * 1000);
+      std::fflush(stdout);
+      cudaFree(a); cudaFree(b); cudaFree(out); cudaFree(ref);
+      continue;
+    }
     // Up to 8 rows: the shipped build (8 lanes along k, 2 columns each, two blocks an SM) and
     // the others that fit its registers; past 8, a 16-row build (kGemvMaxRows is 8).
     // The 1- and 2-4-row builds (their widest blocks).

@@ -95,6 +95,8 @@ SKINNY_CASES = [
     ((5, 1028, 3000, "row", "row", 0, 0, None), False),  # a row-major B: float4s and single floats
     ((7, 259, 1500, "row", "row", 0, 1, None), False),  # a row-major B off 4 bytes
     ((4, 130, 4097, "row", "col", 3, 0, None), False),  # W^T's aligned lines, K past a float4
+    ((1, 2113, 301, "row", "col", 0, 1, None), False),  # a shallow K: groups of 4 lanes, W^T realigned
+    ((4, 1030, 300, "row", "col", 0, 0, 3), True),  # and of 2-4 rows, a batch with a B per entry
     ((1030, 3, 517, "row", "col", 1, 1, None), False),  # few columns: the swapped plans, out^T = B^T A^T
     ((777, 8, 300, "col", "row", 0, 2, None), False),  # and of a column-major A
     ((301, 5, 2000, "row", "row", 0, 0, 3), True),  # and of a batch

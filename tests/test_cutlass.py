@@ -269,10 +269,12 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
     assert cands == {("gemv", builds[w], cols, w, 1, 1001, False) for w in widths for cols in columns[w]}
 
 
-def test_the_8_row_gemv_kernel_follows_blocks_and_k():
+def test_the_gemv_kernel_follows_blocks_and_k():
     # (columns, lanes along k, blocks an SM): the 5-8-row build's kernel on blocks of 4 columns
     # where its blocks of 8 number fewer than the SMs (the batch's blocks counted), else 16
-    # lanes on 8 columns from a K of 1024, else its own 8 lanes; the other builds their own.
+    # lanes on 8 columns from a K of 1024, else its own 8 lanes; the 1- and 2-4-row float4
+    # builds' groups of 4 lanes on blocks of 32 and 16 columns below a K of 512, else their own
+    # 32 lanes; the single-float build its own.
     assert _C.gemv_kernel(8, 1000, 4096, 1, True, H100_SMS) == (4, 16, 2)  # 125 blocks
     assert _C.gemv_kernel(5, 1000, 300, 1, True, H100_SMS) == (4, 16, 2)
     assert _C.gemv_kernel(8, 1056, 4096, 1, True, H100_SMS) == (8, 16, 1)  # 132 blocks
@@ -280,9 +282,16 @@ def test_the_8_row_gemv_kernel_follows_blocks_and_k():
     assert _C.gemv_kernel(6, 4096, 1024, 1, True, H100_SMS) == (8, 16, 1)
     assert _C.gemv_kernel(6, 4096, 1020, 1, True, H100_SMS) == (8, 8, 2)
     assert _C.gemv_kernel(8, 1000, 4096, 1, True, 0) == (8, 16, 1)  # SMs unknown: no few-block kernel
-    assert _C.gemv_kernel(1, 100, 100, 1, True, H100_SMS) == (8, 32, 4)
+    assert _C.gemv_kernel(1, 100, 100, 1, True, H100_SMS) == (32, 4, 4)
+    assert _C.gemv_kernel(1, 100, 511, 3, True, H100_SMS) == (32, 4, 4)
+    assert _C.gemv_kernel(1, 100, 512, 1, True, H100_SMS) == (8, 32, 4)
+    assert _C.gemv_kernel(4, 100, 511, 1, True, H100_SMS) == (16, 4, 4)
+    assert _C.gemv_kernel(2, 100, 1, 1, True, H100_SMS) == (16, 4, 4)
+    assert _C.gemv_kernel(3, 100, 512, 1, True, H100_SMS) == (4, 32, 4)
     assert _C.gemv_kernel(4, 100, 5000, 1, False, H100_SMS) == (8, 32, 2)
+    assert _C.gemv_kernel(4, 100, 300, 1, False, H100_SMS) == (8, 32, 2)  # single floats
     assert _C.gemv_kernel(1, 100, 5001, 1, False, H100_SMS) == (8, 32, 4)  # realigned float4s
+    assert _C.gemv_kernel(1, 100, 301, 1, False, H100_SMS) == (32, 4, 4)
     assert _C.gemv_kernel(6, 100, 100, 1, False, H100_SMS) is None  # 5-8 rows: float4s alone
     assert _C.gemv_kernel(9, 100, 100, 1, True, H100_SMS) is None
 
@@ -406,6 +415,22 @@ def test_gemv_features_are_its_own():
     assert feature(1, 8, 1, n_=33000)[g0 + 3] == math.ceil(33000 / 8 / (4 * H100_SMS))
     assert feature(4, 4, 2, n_=33000)[g0 + 3] == math.ceil(33000 / 4 / (4 * H100_SMS))
     assert feature(4, 8, 2, w=1, n_=33000)[g0 + 3] == math.ceil(33000 / 8 / (2 * H100_SMS))
+    # Below a K of 512 the float4 builds run (and are priced as) the shallow-K kernel: groups of
+    # 4 lanes on blocks of 32 columns for one row, 16 for 2-4, whatever the plan's width, and
+    # their steps are 4 lanes' chunks of 4 floats.
+    shallow = lambda mt, nw, m, k, w=4: _C.exact_features(  # noqa: E731
+        "gemv", mt, nw, w, 1, k, False, m, 33000, k, 1, True, True, H100_SMS)
+    for mt, m, cols in ((1, 1, 32), (4, 3, 16)):
+        wide, narrow = (shallow(mt, nw, m, 300) for nw in _C.gemv_columns(m, True))
+        assert wide == narrow
+        assert wide[g0 + 3] == math.ceil(33000 / cols / (4 * H100_SMS))
+        assert wide[g0 + 4] * 1e3 == pytest.approx(wide[g0 + 3] * math.ceil(300 / (8 * 4 * 4)))
+        assert wide[g0 + 2] == pytest.approx(4.0 * m * 300 * math.ceil(33000 / cols) / 1e6)
+        deep = shallow(mt, max(_C.gemv_columns(m, True)), m, 512)
+        assert deep[g0 + 4] * 1e3 == pytest.approx(deep[g0 + 3])  # 32 lanes: one chunk of 1024 floats
+    single = shallow(4, 8, 3, 300, w=1)  # the single-float build keeps its own kernel
+    assert single[g0 + 3] == math.ceil(33000 / 8 / (2 * H100_SMS))
+    assert single[g0 + 4] * 1e3 == pytest.approx(single[g0 + 3] * math.ceil(300 / (8 * 32)))
 
 
 def test_a_tables_gemv_entry_runs_gemv():
@@ -887,10 +912,11 @@ def test_cutlass_launches_leave_their_flags_zero():
     assert _C.cutlass_flags_left_set() == 0
 
 
-# One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 5-8
-# rows on fewer blocks than the SMs, and on more of them on either side of the deep K (1024),
-# run each of that build's kernels (gemv_kernel).
-GEMV_SHAPES = [(1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
+# One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 1-4
+# rows on either side of the shallow K (512), and 5-8 rows on fewer blocks than the SMs and on
+# more of them on either side of the deep K (1024), run each of their builds' kernels
+# (gemv_kernel).
+GEMV_SHAPES = [(1, 2113, 300), (3, 2113, 508), (2, 67, 512), (1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129), (1, 1031, 1001), (4, 70, 4099), (3, 9, 300),
                (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8), (8, 1, 4), (1, 1031, 1000), (1, 9, 1028),
                (1, 130, 4100), (5, 67, 1020), (6, 67, 1024), (6, 2113, 1020), (7, 2113, 1028)]
 
@@ -1029,7 +1055,7 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         # follows its blocks and K: gemv_kernel): the kernel's MT, NB (columns per group of
         # lanes) and W.
         cols, lanes, blocks = _C.gemv_kernel(m, n, k, 1, plan.w == 4, torch.cuda.get_device_properties(0).multi_processor_count)
-        cols = plan.nw if plan.mt < 8 else cols
+        cols = plan.nw if lanes == 32 else cols  # a build of 32 lanes runs the plan's width
         built = f"gemv_kmajor_kernel<{plan.mt}, {cols * lanes // 32}, {plan.w}, {lanes}, "
         assert any(built in x for x in names), (plan, names)
         assert not any("cutlass" in x or "skinny" in x for x in names), (plan, names)

@@ -124,6 +124,7 @@ template <int MT, int NB, int W, int KL, int BPS, bool kRealign>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p, int period) {
   static_assert(KL >= 1 && KL <= 32 && 32 % KL == 0, "a warp holds whole groups of lanes along k");
   static_assert(!kRealign || W == 4, "lines are realigned for float4 loads");
+  static_assert(!kRealign || KL >= 4, "a realigned line's first S elements (up to 3) go to a group's lanes");
   constexpr int kCols = kGemvBlockColumns<NB, KL>;
   const BatchView v = batch_view(p);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;

@@ -559,14 +559,24 @@ inline int64_t device_sms() {
 template <int kBuild, int kColumns>
 void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
   constexpr GemvBuild b = kGemvBuilds[kBuild];
-  if constexpr (b.rows == kGemvMaxRows && b.w == 4) {  // the 5-8-row build's kernels: gemv_kernel
+  if constexpr (b.w == 4) {  // the float4 builds' other kernels: gemv_kernel
     switch (gemv_kernel(b, p.N, p.K, p.batch, device_sms())) {
+      case GemvKernel::kShallow:
+        if constexpr (b.rows < kGemvMaxRows) {
+          constexpr GemvVariant v = gemv_shallow(b);
+          return launch_gemv_kernel<b.rows, b.w, v.columns, v.lanes_along_k, v.blocks_per_sm>(p, stream);
+        }
+        break;
       case GemvKernel::kFew:
-        return launch_gemv_kernel<b.rows, b.w, kGemvFew.columns, kGemvFew.lanes_along_k, kGemvFew.blocks_per_sm>(
-            p, stream);
+        if constexpr (b.rows == kGemvMaxRows)
+          return launch_gemv_kernel<b.rows, b.w, kGemvFew.columns, kGemvFew.lanes_along_k, kGemvFew.blocks_per_sm>(
+              p, stream);
+        break;
       case GemvKernel::kDeep:
-        return launch_gemv_kernel<b.rows, b.w, kGemvDeep.columns, kGemvDeep.lanes_along_k, kGemvDeep.blocks_per_sm>(
-            p, stream);
+        if constexpr (b.rows == kGemvMaxRows)
+          return launch_gemv_kernel<b.rows, b.w, kGemvDeep.columns, kGemvDeep.lanes_along_k, kGemvDeep.blocks_per_sm>(
+              p, stream);
+        break;
       case GemvKernel::kBuild:
         break;
     }

@@ -978,7 +978,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 // - 1 and 4 rows on float4s, a warp's 32 lanes along k, four blocks an SM (64 registers a
 //   thread: twice the loads of B in flight of two), on blocks of 2 columns (more blocks, for
 //   outputs of few columns) and of the most columns whose accumulators, A and float4s of B
-//   fit those registers without spilling: 8 for one row, 4 for 4 rows;
+//   fit those registers without spilling: 8 for one row, 4 for 4 rows; on a shallow K, groups
+//   of 4 lanes along k on blocks of 32 and 16 columns (gemv_kernel);
 // - up to 4 rows on single floats, two blocks an SM on blocks of 8 or 2 columns, one row's
 //   single floats too (in the one-row build at four blocks an SM, their columns' bounds
 //   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
@@ -1029,17 +1030,29 @@ inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return gemv_float
 //   holds): 1.08x the 8-lane kernel's speed on the 33 products of K >= 1024 it was chosen on,
 //   0.99x the slowest, and 1.07x on 44 held out, 0.93x the slowest; on a shallower K, 0.79x to
 //   0.99x.
+// The 1- and 2-4-row float4 builds' kernel on a shallow K, chosen at launch too, and priced as
+// the kernel that runs (its own blocks and steps: gemv_priced): their 8 warps take chunks of 32
+// lanes' float4s, 1024 elements of K a round, so that below K = 512 most of a block's warps
+// hold no chunk and the rest read their lines alone; groups of 4 lanes along k (128 elements a
+// round) on 4 columns each for one row (blocks of 32), 2 for 2-4 rows (blocks of 16: the
+// registers of four blocks an SM). On x @ W^T of shallow K drawn at random (H200, 74 products,
+// K 16-1500, the kernels of groups of 2-32 lanes on 1-8 columns each swept), K < 512 ran 1.31x
+// the builds' speed on one row and 1.46x on 2-4 rows (geomean), 0.91x the slowest; 1.25x and
+// 1.71x on 74 held out, 0.87x the slowest. Groups of 2 lanes cannot take the realigned lines
+// (their first S elements, up to 3, go to a group's lanes).
 struct GemvVariant {
   int columns;  // columns of B a block takes
   int lanes_along_k;
   int blocks_per_sm;
 };
 inline constexpr GemvVariant kGemvFew{4, 16, 2}, kGemvDeep{8, 16, 1};
-inline constexpr int64_t kGemvDeepMinK = 1024;
-enum class GemvKernel { kBuild, kFew, kDeep };
+inline constexpr int64_t kGemvDeepMinK = 1024, kGemvShallowMaxK = 511;
+inline constexpr GemvVariant gemv_shallow(const GemvBuild& b) { return {b.rows == 1 ? 32 : 16, 4, b.blocks_per_sm}; }
+enum class GemvKernel { kBuild, kFew, kDeep, kShallow };
 // The kernel a plan on build b runs, for N columns and K of `batch` products on `sms` SMs.
 inline GemvKernel gemv_kernel(const GemvBuild& b, int64_t N, int64_t K, int64_t batch, int64_t sms) {
-  if (b.rows != kGemvMaxRows || b.w != 4) return GemvKernel::kBuild;
+  if (b.w != 4) return GemvKernel::kBuild;
+  if (b.rows != kGemvMaxRows) return K <= kGemvShallowMaxK ? GemvKernel::kShallow : GemvKernel::kBuild;
   if (ceil_div64(N, b.columns[0]) * batch < sms) return GemvKernel::kFew;
   return K >= kGemvDeepMinK ? GemvKernel::kDeep : GemvKernel::kBuild;
 }
@@ -1096,14 +1109,21 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
   }
   return all;
 }
-// The blocks of a gemv plan, its steps in series (a warp's chunks of lanes_along_k x w
-// elements of K, 8 warps taking them in turn) and their waves over the SMs' slots.
-inline int64_t gemv_blocks(const AutoPlan& plan, int64_t N, int64_t batch) { return ceil_div64(N, plan.nw) * batch; }
-inline int64_t gemv_waves(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
-  return ceil_div64(gemv_blocks(plan, N, batch), std::max<int64_t>(1, sms) * gemv_build(plan).blocks_per_sm);
+// The kernel a gemv plan is priced as: the shallow-K kernel where it runs, else the plan's own
+// build and width (the 5-8-row build's other kernels too: above).
+inline GemvVariant gemv_priced(const AutoPlan& plan, int64_t N, int64_t K, int64_t batch, int64_t sms) {
+  const GemvBuild& b = gemv_build(plan);
+  if (gemv_kernel(b, N, K, batch, sms) == GemvKernel::kShallow) return gemv_shallow(b);
+  return {plan.nw, b.lanes_along_k, b.blocks_per_sm};
 }
-inline int64_t gemv_steps(const AutoPlan& plan, int64_t K) {
-  return ceil_div64(K, 8 * int64_t(gemv_build(plan).lanes_along_k) * plan.w);
+// The blocks of a gemv kernel, its steps in series (a warp's chunks of lanes_along_k x w
+// elements of K, 8 warps taking them in turn) and their waves over the SMs' slots.
+inline int64_t gemv_blocks(const GemvVariant& v, int64_t N, int64_t batch) { return ceil_div64(N, v.columns) * batch; }
+inline int64_t gemv_waves(const GemvVariant& v, int64_t N, int64_t batch, int64_t sms) {
+  return ceil_div64(gemv_blocks(v, N, batch), std::max<int64_t>(1, sms) * v.blocks_per_sm);
+}
+inline int64_t gemv_steps(const GemvVariant& v, int w, int64_t K) {
+  return ceil_div64(K, 8 * int64_t(v.lanes_along_k) * w);
 }
 
 // A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
@@ -1273,8 +1293,9 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     if (plan.mt != gemv_build(M, int(plan.w)).rows || !gemv_takes(M, b_kmajor) || plan.splits != 1 ||
         !gemv_built(plan.mt, plan.nw, plan.w))
       return std::nullopt;
-    const int64_t blocks = gemv_blocks(plan, N, batch);
-    put(gemv_features(M, N, K, batch, blocks, gemv_waves(plan, N, batch, sms), gemv_steps(plan, K),
+    const GemvVariant v = gemv_priced(plan, N, K, batch, sms);
+    const int64_t blocks = gemv_blocks(v, N, batch);
+    put(gemv_features(M, N, K, batch, blocks, gemv_waves(v, N, batch, sms), gemv_steps(v, int(plan.w), K),
                       streaming_share(blocks, sms, false), gemv_build(plan).rows == kGemvMaxRows, stream_excess(plan)),
         kGemvFeature0);
     return f;
