@@ -965,6 +965,26 @@ def test_each_gemv_candidate_is_right(pad):
                             check_tier("auto", a, b, torch.randn(1, n, device="cuda"), alpha=0.5, beta=2.0)
 
 
+@needs_cuda
+@needs_cutlass
+def test_a_gemv_plan_runs_the_kernel_of_its_k():
+    # A float4 plan of 1 or 2-4 rows, of either width it names, runs groups of 4 lanes along k
+    # below a K of 512 (blocks of 32 columns for one row, 16 for 2-4: NB 4 and 2) and its
+    # build's 32 lanes on its own width from 512 on: one row's W^T realigned on an odd K, a
+    # batch with a W per entry, fewer columns than a block.
+    for m, n, k, batch in [(1, 700, 300, None), (1, 700, 301, None), (3, 700, 300, 2), (4, 70, 508, None),
+                           (2, 9, 20, None), (1, 700, 512, None), (3, 700, 516, 2)]:
+        a, b = _operands(m, n, k, "NT", batch=batch)
+        mt = 1 if m == 1 else 4
+        for cols in _C.gemv_columns(m, True):
+            with forced_plan("gemv", mt, cols, 4, 1, k):
+                names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))
+                check_tier("auto", a, b, alpha=0.5)
+            nb, lanes = ((4 if m == 1 else 2), 4) if k < 512 else (cols, 32)
+            built = f"gemv_kmajor_kernel<{mt}, {nb}, 4, {lanes}, "
+            assert any(built in x for x in names), (m, n, k, cols, names)
+
+
 def _c_operand(c_shape, m, n):
     return {"full": lambda: torch.randn(m, n, device="cuda"),
             "sliced": lambda: torch.randn(m, n + 7, device="cuda")[:, 3:-4],
@@ -1051,9 +1071,9 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert any("skinny" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
     elif plan.kernel == "gemv":
-        # The build of the plan's rows and loads, on its block width (the 5-8-row build's kernel
-        # follows its blocks and K: gemv_kernel): the kernel's MT, NB (columns per group of
-        # lanes) and W.
+        # The build of the plan's rows and loads, on its block width (the float4 builds' kernel
+        # follows K, the 5-8-row build's its blocks too: gemv_kernel): the kernel's MT, NB
+        # (columns per group of lanes) and W.
         cols, lanes, blocks = _C.gemv_kernel(m, n, k, 1, plan.w == 4, torch.cuda.get_device_properties(0).multi_processor_count)
         cols = plan.nw if lanes == 32 else cols  # a build of 32 lanes runs the plan's width
         built = f"gemv_kmajor_kernel<{plan.mt}, {cols * lanes // 32}, {plan.w}, {lanes}, "

@@ -7,10 +7,11 @@
 // shuffles, the warps' in shared memory in a fixed order, and the block writes its outputs
 // through the epilogue. One launch, no second pass, the same bits every run.
 // A warp is 32 / KL groups of KL lanes along k, each group on NB columns (a block: 32 / KL x NB
-// of them): with all 32 lanes along k (up to 4 rows), a lane's A loads are its own; with
-// groups of 8 (5-8 rows; 16 on few blocks or a deep K: gemv_kernel in auto/plan.h), the
-// groups of a warp load the same A(m, k..k+3), one line a row shared by the warp, so that A's
-// loads, MT a step against NB of B, stay few in the load pipe. NB trades blocks for loads in
+// of them): with all 32 lanes along k (up to 4 rows from a K of 512), a lane's A loads are its
+// own; with groups of 8 (5-8 rows; 16 on few blocks or a deep K), or of 4 (up to 4 rows on a
+// shallower K; gemv_kernel in auto/plan.h), the groups of a warp load the same A(m, k..k+3),
+// one line a row shared by the warp, so that A's loads, MT a step against NB of B, stay few in
+// the load pipe. NB trades blocks for loads in
 // flight: NB lines of W per lane and step, issued before the first is used (gemv_candidates
 // in auto/plan.h).
 // Against the skinny kernel (skinny.cuh), whose blocks hold different columns per warp and

@@ -1032,14 +1032,16 @@ inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return gemv_float
 //   0.99x.
 // The 1- and 2-4-row float4 builds' kernel on a shallow K, chosen at launch too, and priced as
 // the kernel that runs (its own blocks and steps: gemv_priced): their 8 warps take chunks of 32
-// lanes' float4s, 1024 elements of K a round, so that below K = 512 most of a block's warps
-// hold no chunk and the rest read their lines alone; groups of 4 lanes along k (128 elements a
-// round) on 4 columns each for one row (blocks of 32), 2 for 2-4 rows (blocks of 16: the
-// registers of four blocks an SM). On x @ W^T of shallow K drawn at random (H200, 74 products,
-// K 16-1500, the kernels of groups of 2-32 lanes on 1-8 columns each swept), K < 512 ran 1.31x
-// the builds' speed on one row and 1.46x on 2-4 rows (geomean), 0.91x the slowest; 1.25x and
-// 1.71x on 74 held out, 0.87x the slowest. Groups of 2 lanes cannot take the realigned lines
-// (their first S elements, up to 3, go to a group's lanes).
+// lanes' float4s, 1024 elements of K a round, so that below K = 512 at least half of a block's
+// warps hold no chunk and the rest read their lines alone; groups of 4 lanes along k (128
+// elements a round) on 4 columns each for one row (blocks of 32), 2 for 2-4 rows (blocks of
+// 16: the registers of four blocks an SM). On x @ W^T of shallow K drawn at random (H200, K
+// 16-1500, N from 341, the kernels of groups of 2-32 lanes on 1-8 columns each swept), the
+// products of K < 512 ran 1.41x the builds' speed on one row (36 products) and 1.73x on 2-4
+// rows (20), geomean, against the faster of each build's two widths, 0.91x the slowest; 1.36x
+// (34) and 1.86x (24) held out, 0.87x the slowest. (Fewer columns, where the build's blocks of
+// 2 columns would spread over more SMs, were not timed.) Groups of 2 lanes cannot take the
+// realigned lines (their first S elements, up to 3, go to a group's lanes).
 struct GemvVariant {
   int columns;  // columns of B a block takes
   int lanes_along_k;
