@@ -3,7 +3,9 @@ among the candidates that are not swapped (the tiles' plan, forced), every swapp
 (out^T = B^T A^T on the skinny and GEMV kernels, forced), and auto as it plans. Each forced
 candidate prints as kernel:rows x columns w(load width) s(splits), T where swapped, then its
 estimate / its time (microseconds; R: refused), the estimate as auto prices it on this GPU
-(exact_fit.gpu_model). The bench's timer, fp32 precision "ieee".
+(exact_fit.gpu_model). The bench's timer, fp32 precision "ieee". Last, per layout and
+number of columns: auto's and the tiles' plan's speed over cuBLAS (geomean, 10th percentile,
+minimum).
 
     python scripts/time_swapped_plans.py [--seed 101] [--count 60] [--budget 0.1]
 
@@ -39,6 +41,16 @@ def shapes(seed: int, count: int):
         yield m, n, (k if m * k <= 2 ** 28 else max(64, 2 ** 28 // m)), layout
 
 
+def summary(label: str, speeds: list[tuple[float, float]]) -> str:
+    """One line of (auto, tiles' plan) speeds over cuBLAS: geomean, 10th percentile, minimum."""
+    def stats(xs):
+        xs = sorted(xs)
+        return f"{math.exp(sum(map(math.log, xs)) / len(xs)):.3f} (p10 {xs[len(xs) // 10]:.3f} min {xs[0]:.3f})"
+
+    auto, tiles = [s[0] for s in speeds], [s[1] for s in speeds if s[1] > 0]
+    return f"# {label:8s} n={len(speeds):3d} auto {stats(auto)}  tiles {stats(tiles) if tiles else '-'}"
+
+
 def name(plan) -> str:
     return f"{plan.kernel}:{plan.mt}x{plan.nw}w{plan.w}s{plan.splits}{'T' if plan.swapped else ''}"
 
@@ -59,6 +71,7 @@ def main() -> None:
 
     print(f"# python scripts/time_swapped_plans.py --seed {args.seed} --count {args.count} --budget {args.budget} "
           f"({torch.cuda.get_device_name(dev)}, torch {torch.__version__})")
+    speeds = {}
     for m, n, k, layout in shapes(args.seed, args.count):
         a = torch.randn(m, k, generator=g) if layout[0] == "N" else torch.randn(k, m, generator=g).t()
         b = torch.randn(n, k, generator=g).t() if layout[1] == "T" else torch.randn(k, n, generator=g)
@@ -73,7 +86,7 @@ def main() -> None:
         with gemmtiles.fp32_precision("ieee"):
             cublas, auto = time_us(lambda: torch.matmul(a, b)), time_us(fn)
             plan = exact_fit.planned(cands)[0]
-            timed = []
+            timed, tiles_us = [], 0.0
             for p, estimate in [tiles] + [c for c in cands if c[0].swapped]:
                 _C.force_auto_plan(*p)
                 try:
@@ -82,8 +95,18 @@ def main() -> None:
                 finally:
                     _C.force_auto_plan()
                 timed.append(f"{name(p)}={estimate:.2f}/{'R' if refused else f'{us:.2f}'}")
+                if p is tiles[0] and not refused:
+                    tiles_us = us
         print(f"{m}x{n}x{k} {layout} cublas={cublas:.2f} auto={auto:.2f} plan={name(plan)} " + " ".join(timed),
               flush=True)
+        speed = (cublas / auto, cublas / tiles_us if tiles_us else 0.0)
+        for group in ("all", layout, "N=1" if n == 1 else "N 2-8" if n <= 8 else "N 10-16"):
+            speeds.setdefault(group, []).append(speed)
+    # Speed over cuBLAS fp32 (its time / the side's): auto as planned, and the tiles' plan (what
+    # auto ran before the swapped plans).
+    for group in ("all", "NN", "NT", "TN", "N=1", "N 2-8", "N 10-16"):
+        if group in speeds:
+            print(summary(group, speeds[group]))
 
 
 if __name__ == "__main__":
