@@ -11,9 +11,8 @@
 // own; with groups of 8 (5-8 rows; 16 on few blocks or a deep K), or of 4 (up to 4 rows on a
 // shallower K; gemv_kernel in auto/plan.h), the groups of a warp load the same A(m, k..k+3),
 // one line a row shared by the warp, so that A's loads, MT a step against NB of B, stay few in
-// the load pipe. NB trades blocks for loads in
-// flight: NB lines of W per lane and step, issued before the first is used (gemv_candidates
-// in auto/plan.h).
+// the load pipe. NB trades blocks for loads in flight: NB lines of W per lane and step, issued
+// before the first is used (gemv_candidates in auto/plan.h).
 // Against the skinny kernel (skinny.cuh), whose blocks hold different columns per warp and
 // split K across blocks through a workspace and a second kernel, this needs no second launch
 // and keeps each block's reads of a line of W together.
