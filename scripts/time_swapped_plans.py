@@ -42,10 +42,11 @@ def shapes(seed: int, count: int):
 
 
 def summary(label: str, speeds: list[tuple[float, float]]) -> str:
-    """One line of (auto, tiles' plan) speeds over cuBLAS: geomean, 10th percentile, minimum."""
+    """One line of (auto, tiles' plan) speeds over cuBLAS: geomean, 10th percentile, minimum
+    (bench.ratio_stats, as the bench summarises its random samples)."""
     def stats(xs):
-        xs = sorted(xs)
-        return f"{math.exp(sum(map(math.log, xs)) / len(xs)):.3f} (p10 {xs[len(xs) // 10]:.3f} min {xs[0]:.3f})"
+        st = bench.ratio_stats(xs)
+        return f"{st['geomean']:.3f} (p10 {st['p10']:.3f} min {st['min']:.3f})"
 
     auto, tiles = [s[0] for s in speeds], [s[1] for s in speeds if s[1] > 0]
     return f"# {label:8s} n={len(speeds):3d} auto {stats(auto)}  tiles {stats(tiles) if tiles else '-'}"
