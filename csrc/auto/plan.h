@@ -1383,16 +1383,11 @@ inline double exact_rank_us(const AutoPlan& plan, double estimate_us) {
 // 32 times the product). a_vec: A's contiguous lines are 16-byte aligned, B' lines'.
 inline std::vector<AutoPlan> swapped_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
                                                 bool a_vec, int64_t sms) {
-  std::vector<AutoPlan> all;
-  if (N > skinny_max_m(a_kmajor)) return all;
-  for (AutoPlan plan : skinny_candidates(N, M, K, batch, a_kmajor, a_vec, sms)) {
-    plan.swapped = true;
-    all.push_back(plan);
-  }
-  for (AutoPlan plan : gemv_candidates(N, K, a_kmajor, a_vec)) {
-    plan.swapped = true;
-    all.push_back(plan);
-  }
+  if (N > skinny_max_m(a_kmajor)) return {};
+  std::vector<AutoPlan> all = skinny_candidates(N, M, K, batch, a_kmajor, a_vec, sms);
+  const std::vector<AutoPlan> gemv = gemv_candidates(N, K, a_kmajor, a_vec);
+  all.insert(all.end(), gemv.begin(), gemv.end());
+  for (AutoPlan& plan : all) plan.swapped = true;
   return all;
 }
 
