@@ -138,28 +138,55 @@ __device__ __forceinline__ void skinny_stage_a(float* dst, const GemmProblem& p,
   cp_async_commit();
 }
 
-// The column-major-B kernels' end: each of a group's MT x NW sums added over its KL lanes (a
-// fixed butterfly: the same order on every run), then lane i of the group writes output i, in
-// rounds of KL.
+// One step of skinny_kmajor_store's butterfly (lanes kOff apart), then the next: each lane keeps
+// kHalf = T * kOff / KL of the sums (the upper half where its kOff bit is set) and adds its
+// partner's partial sums of them; once it holds one total, the step adds the partner's. A
+// template per step, so that every index into x is a constant and x stays in registers.
+template <int T, int KL, int kOff = KL / 2>
+__device__ __forceinline__ void skinny_reduce_scatter(float (&x)[T], int lane) {
+  if constexpr (kOff > 0) {
+    constexpr int kHalf = T * kOff / KL;
+    if constexpr (kHalf > 0) {
+      // Selected as bits, as one instruction each, not as a ternary on the elements.
+      const unsigned upper = lane & kOff ? ~0u : 0u;
+#pragma unroll
+      for (int i = 0; i < kHalf; ++i) {
+        const unsigned lo = __float_as_uint(x[i]), hi = __float_as_uint(x[i + kHalf]);
+        const float keep = __uint_as_float((hi & upper) | (lo & ~upper));
+        const float send = __uint_as_float((lo & upper) | (hi & ~upper));
+        x[i] = keep + __shfl_xor_sync(0xffffffffu, send, kOff);
+      }
+    } else {
+      x[0] += __shfl_xor_sync(0xffffffffu, x[0], kOff);
+    }
+    skinny_reduce_scatter<T, KL, kOff / 2>(x, lane);
+  }
+}
+
+// The column-major-B kernels' end: a group's T = MT * NW sums, each added over its KL lanes by a
+// fixed butterfly (the same tree on every run and every lane, so the same bits) that also
+// scatters them: at each step a lane keeps the half of its sums that its lane bit names and
+// sends the other half to its partner, so a lane adds T / 2 + T / 4 + ... shuffled sums, not T
+// per step, and ends with R = T / KL totals of its own, flat indices R * lane + i (with T < KL,
+// the last steps add the one total that KL / T neighbours share; the first of them writes it).
+// One store per total a lane holds, not one per total of the group: unrolled over all T sums,
+// the stores (each with its epilogue's address arithmetic, taken by one lane in KL) would be
+// most of the kernel's code, which every block that writes straight to out fetches cold.
 template <int MT, int NW, int KL>
 __device__ __forceinline__ void skinny_kmajor_store(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
                                                     float (&acc)[MT][NW], int lane, int64_t n0) {
+  constexpr int T = MT * NW, R = T >= KL ? T / KL : 1, kShare = T >= KL ? 1 : KL / T;
+  static_assert((T & (T - 1)) == 0 && (KL & (KL - 1)) == 0, "sums and lanes halve evenly");
+  float x[T];
 #pragma unroll
-  for (int m = 0; m < MT; ++m) {
+  for (int i = 0; i < T; ++i) x[i] = acc[i / NW][i % NW];
+  skinny_reduce_scatter<T, KL>(x, lane);
+  if (lane % kShare != 0) return;
+  const int first = R * (lane / kShare);
 #pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      float x = acc[m][j];
-#pragma unroll
-      for (int off = KL / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
-      acc[m][j] = x;
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-#pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      if ((m * NW + j) % KL == lane && m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, acc[m][j]);
-    }
+  for (int i = 0; i < R; ++i) {
+    const int m = (first + i) / NW, j = (first + i) % NW;
+    if (m < p.M && n0 + j < p.N) skinny_store(p, v, s, m, n0 + j, x[i]);
   }
 }
 
