@@ -166,13 +166,14 @@ def test_skinny_row_builds_and_their_steps_features(m, rows):
     assert params[s0 + 7] == params[s0 + 6]
 
 
-def test_skinny_kmajor_staged_single_float_steps_count_twice():
+def test_skinny_kmajor_steps_count_staged_single_floats_twice_and_a_blocks_own():
     # The column-major-B kernel's steps in series on single floats of 8 and 16 rows (A staged
     # in shared memory) count kSkinnyStagedSingleSteps (2) times the 4-row build's (A read in
     # place); float4 steps stay as counted. On 4096 columns, K whole (3072), every build's
     # blocks in one wave: the 4-row single floats' steps are K / 32 lanes x 4 columns (384),
     # the 8-row build's (the same shape) twice that, the 16-row build's (8 lanes along k)
     # K / 8 x 4, twice; the 4-row float4s' K / (32 x 4) x 4, the 8-row ring's K / (8 x 4) x 2.
+    # Each adds the steps its block runs once, kSkinnyKMajorBlockSteps (16), once per wave.
     n, k = 4096, 3072
     s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
 
@@ -182,11 +183,12 @@ def test_skinny_kmajor_staged_single_float_steps_count_twice():
         assert plan.mt == mt
         return _C.exact_features(*plan, m, n, k, 1, True, True, H100_SMS, True, w == 4)[s0 + 5] * 1e3
 
-    assert steps(4, 1, 4) == pytest.approx(k / 32 * 4)
-    assert steps(8, 1, 8) == pytest.approx(2 * k / 32 * 4)
-    assert steps(16, 1, 16) == pytest.approx(2 * k / 8 * 4)
-    assert steps(4, 4, 4) == pytest.approx(k / 128 * 4)
-    assert steps(8, 4, 8) == pytest.approx(k / 32 * 2)
+    own = 16
+    assert steps(4, 1, 4) == pytest.approx(k / 32 * 4 + own)
+    assert steps(8, 1, 8) == pytest.approx(2 * k / 32 * 4 + own)
+    assert steps(16, 1, 16) == pytest.approx(2 * k / 8 * 4 + own)
+    assert steps(4, 4, 4) == pytest.approx(k / 128 * 4 + own)
+    assert steps(8, 4, 8) == pytest.approx(k / 32 * 2 + own)
 
 
 def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():

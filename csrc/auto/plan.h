@@ -1170,10 +1170,19 @@ inline bool skinny_cluster_sums(const AutoPlan& plan, int64_t N, int64_t batch, 
 // and the 16-row 1.26x (geomeans), and on 5-16 rows against two large W (15992 x 6646 and
 // 14011 x 7001) 1.35x and 1.39x; counted twice, 1.13x and 1.08x, 1.13x and 1.07x (docs/auto.md).
 inline constexpr int64_t kSkinnyStagedSingleSteps = 2;
+// What a column-major-B block runs once besides its steps, counted as this many of its steps:
+// its first loads of B and A's first chunk in flight before any step, the barrier, and its end
+// (the butterfly and the stores). Chosen from 0-96 on x @ W^T of 2-16 rows, K 16-2048
+// (random.Random(21), every candidate timed, H200), by the measured speed of the plans the
+// model then picks; replayed on seed 22's products it moved those picks from 0.99x to 1.03x
+// cuBLAS, on the few-column products of scripts/time_swapped_plans.py (seed 2) not at all
+// (docs/auto.md).
+inline constexpr int64_t kSkinnyKMajorBlockSteps = 16;
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
 // the latency that a product of few blocks or long slices cannot hide. The column-major-B
 // kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k, the
-// 8- and 16-row builds' single floats counted kSkinnyStagedSingleSteps times (above); the
+// 8- and 16-row builds' single floats counted kSkinnyStagedSingleSteps times, and a block's
+// own kSkinnyKMajorBlockSteps (above); the
 // row-major-B kernel: a warp's rows of its slice, a load of B each, on single floats counted in
 // lanes holding 16 rows in flight: a lane that holds fewer waits on its loads as often for fewer
 // rows (float4s are priced as the ring's steps, whose rows in flight are its own; on single
@@ -1185,6 +1194,7 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
     steps = ceil_div64(plan.k_slice, int64_t(32 / shape.groups) * plan.w) * shape.nw;
     if (plan.w == 1 && skinny_kmajor_staged(plan.mt)) steps *= kSkinnyStagedSingleSteps;
+    steps += kSkinnyKMajorBlockSteps;
   } else if (plan.w == 1) {
     steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
   }
