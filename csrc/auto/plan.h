@@ -1181,13 +1181,13 @@ inline constexpr int64_t kSkinnyKMajorBlockSteps = 16;
 // The steps that one skinny block runs in series, times the waves of its blocks (thousands):
 // the latency that a product of few blocks or long slices cannot hide. The column-major-B
 // kernel: a lane's loads of B, NW columns of W consecutive k per step, KL lanes along k, the
-// 8- and 16-row builds' single floats counted kSkinnyStagedSingleSteps times, and a block's
-// own kSkinnyKMajorBlockSteps (above); the
-// row-major-B kernel: a warp's rows of its slice, a load of B each, on single floats counted in
-// lanes holding 16 rows in flight: a lane that holds fewer waits on its loads as often for fewer
-// rows (float4s are priced as the ring's steps, whose rows in flight are its own; on single
-// floats, 16 rows' 8 in flight ran 1.35-2.05x their estimate as 16 where a block took K whole,
-// against 1.10-1.25x for 4-8 rows' 16: docs/auto.md).
+// 8- and 16-row builds' single floats counted kSkinnyStagedSingleSteps times, plus a block's
+// own kSkinnyKMajorBlockSteps (above); the row-major-B kernel: a warp's rows of its slice, a
+// load of B each, on single floats counted in lanes holding 16 rows in flight: a lane that
+// holds fewer waits on its loads as often for fewer rows (float4s are priced as the ring's
+// steps, whose rows in flight are its own; on single floats, 16 rows' 8 in flight ran
+// 1.35-2.05x their estimate as 16 where a block took K whole, against 1.10-1.25x for 4-8 rows'
+// 16: docs/auto.md).
 inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
   int64_t steps = plan.k_slice;
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
