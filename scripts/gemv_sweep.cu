@@ -55,8 +55,11 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpy(a, host.data(), B * M * K * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(b, host.data(), B * K * N * 4, cudaMemcpyHostToDevice));
     const float one = 1, zero = 0;
-    cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, N * K, a, K, M * K, &zero, ref, N,
-                              M * N, B);
+    auto cublas = [&] {
+      cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, N * K, a, K, M * K, &zero, ref, N,
+                                M * N, B);
+    };
+    cublas();
     CHECK(cudaDeviceSynchronize());
     GemmProblem p{};
     p.batch = B; p.M = M; p.N = N; p.K = K;
@@ -81,36 +84,30 @@ int main(int argc, char** argv) {
       time_variant<4, 2, 8, 4>(p, out, ref, true);
       time_variant<4, 1, 4, 4>(p, out, ref, true);
       time_variant<4, 2, 4, 4>(p, out, ref, true);
-      auto run = [&] {
-        cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, b, K, N * K, a, K, M * K, &zero, ref, N,
-                                  M * N, B);
-      };
       std::printf("%lld,%lld,%lld,%lld,cublas,0,%.3f,0\n", (long long)B, (long long)M, (long long)N, (long long)K,
-                  median_ms(run, 31, 40000) * 1000);
-      std::fflush(stdout);
-      cudaFree(a); cudaFree(b); cudaFree(out); cudaFree(ref);
-      continue;
+                  median_ms(cublas, 31, 40000) * 1000);
+    } else {
+      // Up to 8 rows: the shipped build (8 lanes along k, 2 columns each, two blocks an SM) and
+      // the others that fit its registers; past 8, a 16-row build (kGemvMaxRows is 8).
+      // The 1- and 2-4-row builds (their widest blocks).
+      time_variant<1, 8, 32, 4>(p, out, ref);
+      time_variant<4, 4, 32, 4>(p, out, ref);
+      time_variant<8, 2, 8, 2>(p, out, ref);
+      time_variant<8, 4, 8, 2>(p, out, ref);
+      time_variant<8, 8, 8, 1>(p, out, ref);
+      time_variant<8, 4, 16, 2>(p, out, ref);
+      time_variant<8, 4, 16, 1>(p, out, ref);
+      time_variant<8, 8, 16, 1>(p, out, ref);
+      time_variant<8, 8, 32, 1>(p, out, ref);
+      // Blocks of 4 columns and 32 lanes along k (docs/auto.md: the 8-row build's widths).
+      time_variant<8, 2, 16, 1>(p, out, ref);
+      time_variant<8, 2, 16, 2>(p, out, ref);
+      time_variant<8, 1, 8, 2>(p, out, ref);
+      time_variant<8, 1, 8, 4>(p, out, ref);
+      time_variant<8, 2, 32, 2>(p, out, ref);
+      time_variant<16, 2, 8, 2>(p, out, ref);
+      time_variant<16, 4, 8, 1>(p, out, ref);
     }
-    // Up to 8 rows: the shipped build (8 lanes along k, 2 columns each, two blocks an SM) and
-    // the others that fit its registers; past 8, a 16-row build (kGemvMaxRows is 8).
-    // The 1- and 2-4-row builds (their widest blocks).
-    time_variant<1, 8, 32, 4>(p, out, ref);
-    time_variant<4, 4, 32, 4>(p, out, ref);
-    time_variant<8, 2, 8, 2>(p, out, ref);
-    time_variant<8, 4, 8, 2>(p, out, ref);
-    time_variant<8, 8, 8, 1>(p, out, ref);
-    time_variant<8, 4, 16, 2>(p, out, ref);
-    time_variant<8, 4, 16, 1>(p, out, ref);
-    time_variant<8, 8, 16, 1>(p, out, ref);
-    time_variant<8, 8, 32, 1>(p, out, ref);
-    // Blocks of 4 columns and 32 lanes along k (docs/auto.md: the 8-row build's widths).
-    time_variant<8, 2, 16, 1>(p, out, ref);
-    time_variant<8, 2, 16, 2>(p, out, ref);
-    time_variant<8, 1, 8, 2>(p, out, ref);
-    time_variant<8, 1, 8, 4>(p, out, ref);
-    time_variant<8, 2, 32, 2>(p, out, ref);
-    time_variant<16, 2, 8, 2>(p, out, ref);
-    time_variant<16, 4, 8, 1>(p, out, ref);
     std::fflush(stdout);
     cudaFree(a); cudaFree(b); cudaFree(out); cudaFree(ref);
   }
