@@ -10,10 +10,6 @@
 #include "../csrc/auto/launch.cuh"
 #include "harness.cuh"
 using namespace gemmtiles;
-__global__ void fill(float* x, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    x[i] = float((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
-}
 template <class K>
 void run(const char* name, K kernel, size_t smem, int w, const GemmProblem& p) {
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -29,7 +25,8 @@ int main(int argc, char** argv) {
   float *a, *b, *c;
   CHECK(cudaMalloc(&a, sizeof(float) * M * K)); CHECK(cudaMalloc(&b, sizeof(float) * K * N));
   CHECK(cudaMalloc(&c, sizeof(float) * M * N));
-  fill<<<256, 256>>>(a, M * K); fill<<<1024, 256>>>(b, K * N);
+  upload_uniform(a, M * K);
+  upload_uniform(b, K * N);
   GemmProblem p{};
   p.batch = 1; p.M = M; p.N = N; p.K = K; p.a = a; p.a_rs = K; p.a_cs = 1;
   p.b = b; p.b_rs = N; p.b_cs = 1; p.out = c; p.out_rs = N; p.out_cs = 1; p.alpha = 1; p.beta = 0;
