@@ -1058,6 +1058,17 @@ inline GemvKernel gemv_kernel(const GemvBuild& b, int64_t N, int64_t K, int64_t 
   if (ceil_div64(N, b.columns[0]) * batch < sms) return GemvKernel::kFew;
   return K >= kGemvDeepMinK ? GemvKernel::kDeep : GemvKernel::kBuild;
 }
+// Kernel k of build b as it runs (launch_gemv_blocks in auto/launch.cuh): the build's own on
+// blocks of `columns`, or another kernel's columns, lanes along k and blocks an SM.
+inline GemvVariant gemv_variant(const GemvBuild& b, GemvKernel k, int columns) {
+  switch (k) {
+    case GemvKernel::kFew: return kGemvFew;
+    case GemvKernel::kDeep: return kGemvDeep;
+    case GemvKernel::kShallow: return gemv_shallow(b);
+    case GemvKernel::kBuild: break;
+  }
+  return {columns, b.lanes_along_k, b.blocks_per_sm};
+}
 inline constexpr bool gemv_has_loads(const GemvBuild& b, int w) { return b.w == w; }
 // The build that takes M rows (M <= kGemvMaxRows) with loads of w floats: the one of fewest rows
 // that has them (the last, without them, where none does: gemv_has_loads tells).
@@ -1115,8 +1126,8 @@ inline std::vector<AutoPlan> gemv_candidates(int64_t M, int64_t K, bool b_kmajor
 // build and width (the 5-8-row build's other kernels too: above).
 inline GemvVariant gemv_priced(const AutoPlan& plan, int64_t N, int64_t K, int64_t batch, int64_t sms) {
   const GemvBuild& b = gemv_build(plan);
-  if (gemv_kernel(b, N, K, batch, sms) == GemvKernel::kShallow) return gemv_shallow(b);
-  return {plan.nw, b.lanes_along_k, b.blocks_per_sm};
+  const GemvKernel k = gemv_kernel(b, N, K, batch, sms);
+  return gemv_variant(b, k == GemvKernel::kShallow ? k : GemvKernel::kBuild, plan.nw);
 }
 // The blocks of a gemv kernel, its steps in series (a warp's chunks of lanes_along_k x w
 // elements of K, 8 warps taking them in turn) and their waves over the SMs' slots.

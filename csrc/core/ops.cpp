@@ -456,25 +456,8 @@ PyObject* py_gemv_kernel(PyObject*, PyObject* args) {
   const gemmtiles::GemvBuild* entry = gemmtiles::gemv_entry_build(M, true, b_vec != 0);
   if (!entry) Py_RETURN_NONE;
   const gemmtiles::GemvBuild& b = *entry;
-  int columns = b.columns[0], lanes = b.lanes_along_k, blocks = b.blocks_per_sm;
-  switch (gemmtiles::gemv_kernel(b, N, K, batch, sms)) {
-    case gemmtiles::GemvKernel::kFew:
-      columns = gemmtiles::kGemvFew.columns, lanes = gemmtiles::kGemvFew.lanes_along_k;
-      blocks = gemmtiles::kGemvFew.blocks_per_sm;
-      break;
-    case gemmtiles::GemvKernel::kDeep:
-      columns = gemmtiles::kGemvDeep.columns, lanes = gemmtiles::kGemvDeep.lanes_along_k;
-      blocks = gemmtiles::kGemvDeep.blocks_per_sm;
-      break;
-    case gemmtiles::GemvKernel::kShallow: {
-      const gemmtiles::GemvVariant v = gemmtiles::gemv_shallow(b);
-      columns = v.columns, lanes = v.lanes_along_k, blocks = v.blocks_per_sm;
-      break;
-    }
-    case gemmtiles::GemvKernel::kBuild:
-      break;
-  }
-  return Py_BuildValue("(iii)", columns, lanes, blocks);
+  const gemmtiles::GemvVariant v = gemmtiles::gemv_variant(b, gemmtiles::gemv_kernel(b, N, K, batch, sms), b.columns[0]);
+  return Py_BuildValue("(iii)", v.columns, v.lanes_along_k, v.blocks_per_sm);
 }
 PyObject* py_skinny_widths(PyObject*, PyObject* args) {
   long long M;
