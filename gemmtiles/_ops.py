@@ -143,12 +143,61 @@ _EAGER_LINEAR: dict[tuple[str, str], object] = {}
 _lib = torch.library.Library("gemmtiles", "IMPL")
 
 
+def _per_product(t: torch.Tensor, shape, batch: int, products: int, shared: bool) -> torch.Tensor:
+    """Operand `t` of a vmapped call, one sample's `shape` (a matrix or a batch of them): as
+    the op's batch of batch x products matrices, sample after sample. `t` holds the samples
+    along its first dimension, or is one sample's operand for all of them (then repeated as a
+    view). `shared`: a matrix every product takes, left as it is for the op to broadcast."""
+    if shared:
+        return t
+    if t.dim() == len(shape):  # one for every sample: a view with a zero batch stride
+        t = t.unsqueeze(0).expand(batch, *shape)
+    if len(shape) == 2:
+        t = t.unsqueeze(1)
+    return t.expand(batch, products, *t.shape[2:]).reshape(batch * products, *t.shape[2:])
+
+
+def _vmap_rule(qualname: str, overload):
+    """torch.vmap's rule for a gemmtiles op (torch.library.register_vmap): the samples' products
+    as one call of the op on a batch of them, instead of torch's fallback of one call per
+    sample. Each sample's arguments are checked as the op checks one call's."""
+
+    def rule(info, in_dims, a, b, c=None, alpha=1.0, beta=0.0):
+        batch = info.batch_size
+        dims = list(in_dims) + [None] * (3 - len(in_dims))
+        a, b = (x if d is None else x.movedim(d, 0) for x, d in zip((a, b), dims))
+        if c is not None and dims[2] is not None:
+            c = c.movedim(dims[2], 0)
+        shapes = [None if x is None else tuple(x.shape[1:] if d is not None else x.shape)
+                  for x, d in zip((a, b, c), dims)]
+        meta = [None if x is None else torch.empty(shape, dtype=x.dtype, device="meta")
+                for x, shape in zip((a, b, c), shapes)]
+        out = check_args(qualname, meta[0], meta[1], meta[2], alpha, beta)
+        products = out[0] if len(out) == 3 else 1
+        # An operand of one matrix for all products stays shared while the other makes the
+        # op's output a batch; where neither would (only c is vmapped), a is repeated, as a view.
+        b_shared = dims[1] is None and len(shapes[1]) == 2
+        a_shared = dims[0] is None and len(shapes[0]) == 2 and not b_shared
+        a = _per_product(a, shapes[0], batch, products, a_shared)
+        b = _per_product(b, shapes[1], batch, products, b_shared)
+        if c is not None and (dims[2] is not None or (len(shapes[2]) == 3 and shapes[2][0] != 1)):
+            cs = (1,) * (3 - len(shapes[2])) + shapes[2]
+            c = c.reshape(cs if dims[2] is None else (batch, *cs))
+            c = _per_product(c, cs, batch, products, False)
+        result = overload(a, b, c, alpha, beta)
+        return result.reshape(batch, *out), 0
+
+    return rule
+
+
 def _register(name: str) -> None:
     qualname = f"gemmtiles::{name}"
 
     @torch.library.register_fake(qualname)
     def _fake(a, b, c=None, alpha=1.0, beta=0.0):
         return a.new_empty(check_args(qualname, a, b, c, alpha, beta))
+
+    torch.library.register_vmap(qualname, _vmap_rule(qualname, op(name).default))
 
     overload = op(name).default
     _OPS[(name, "meta")] = overload
