@@ -146,8 +146,10 @@ _lib = torch.library.Library("gemmtiles", "IMPL")
 def _per_product(t: torch.Tensor, shape, batch: int, products: int, shared: bool) -> torch.Tensor:
     """Operand `t` of a vmapped call, one sample's `shape` (a matrix or a batch of them): as
     the op's batch of batch x products matrices, sample after sample. `t` holds the samples
-    along its first dimension, or is one sample's operand for all of them (then repeated as a
-    view). `shared`: a matrix every product takes, left as it is for the op to broadcast."""
+    along its first dimension, or is one sample's operand for all of them: then repeated, a
+    view where it is one matrix, a copy per sample where it is a batch (or a matrix that a
+    sample's batch repeats). `shared`: a matrix every product takes, left as it is for the op
+    to broadcast."""
     if shared:
         return t
     if t.dim() == len(shape):  # one for every sample: a view with a zero batch stride
@@ -175,7 +177,7 @@ def _vmap_rule(qualname: str, overload):
         out = check_args(qualname, meta[0], meta[1], meta[2], alpha, beta)
         products = out[0] if len(out) == 3 else 1
         # An operand of one matrix for all products stays shared while the other makes the
-        # op's output a batch; where neither would (only c is vmapped), a is repeated, as a view.
+        # op's output a batch; where neither would (only c is vmapped), a is repeated.
         b_shared = dims[1] is None and len(shapes[1]) == 2
         a_shared = dims[0] is None and len(shapes[0]) == 2 and not b_shared
         a = _per_product(a, shapes[0], batch, products, a_shared)
