@@ -199,9 +199,8 @@ def _register(name: str) -> None:
     def _fake(a, b, c=None, alpha=1.0, beta=0.0):
         return a.new_empty(check_args(qualname, a, b, c, alpha, beta))
 
-    torch.library.register_vmap(qualname, _vmap_rule(qualname, op(name).default))
-
     overload = op(name).default
+    torch.library.register_vmap(qualname, _vmap_rule(qualname, overload))
     _OPS[(name, "meta")] = overload
     index = None
     for device in DEVICES:
