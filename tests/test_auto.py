@@ -687,10 +687,14 @@ def test_table_entry_decides_the_plan():
     assert (wide.kernel, wide.w, wide.splits) == ("skinny_nmajor", 4, 16)
     assert _C.skinny_cols(wide.kernel, wide.mt, wide.nw, wide.w) == 128
     # A width the problem cannot take (float4s on rows of B that are not aligned; 32 columns
-    # a block past 8 rows of W^T, whose kernel takes 128) counts as no entry.
-    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4095 4096 skinny 128 40"),
+    # a block past 8 rows of W^T, whose kernel takes 128) counts as no entry. N = 4095 falls in
+    # the 4096 bucket, whose entries the same problem takes at the width it can (40 slices as
+    # skinny_plan cuts them: 37 of 112 rows).
+    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4096 4096 skinny 128 40"),
                         ((16, 2048, 2048, 1, True, True), "NT 16 2048 2048 skinny 32 2")]:
         assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
+    single = _C.auto_plan(4, 4095, 4096, 1, False, False, H100_SMS, True, "NN 4 4096 4096 skinny 32 40")
+    assert (single.kernel, single.w, single.splits, single.k_slice) == ("skinny_nmajor", 1, 37, 112)
     with pytest.raises(ValueError, match=re.escape("skinny <0|32|64|128>")):
         _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 8 2")
     # An entry a problem cannot take (skinny past 16 rows) falls back to the heuristic.
