@@ -12,7 +12,7 @@ import torch
 from gemmtiles import bench
 from gemmtiles._ops import _C
 from gemmtiles.exact_fit import _flags, _layout_flags
-from gemmtiles.testing import check_tier, needs_cuda, operand
+from gemmtiles.testing import check_tier, kernels_run, needs_cuda, operand
 from gemmtiles.tune import _cutlass_here
 
 H100_SMS = 132
@@ -137,7 +137,8 @@ def test_plan_splits_k_to_fill_the_gpu():
     assert _C.auto_plan(8, 11008, 4096, 1, False, True, H100_SMS)[4:6] == (24, 176)
     assert _C.auto_plan(5, 1028, 3000, 1, False, True, H100_SMS)[3:6] == (1, 63, 48)
     # Row-major B not float4: single floats, 32 columns a block, 2 along K fill 256 of 264
-    # slots (16 slices of 256), up to 16 rows.
+    # slots (16 slices of 256), up to 16 rows (the cost model weighs the ring's single-float
+    # copies too; the heuristic, unpriced, does not).
     assert _C.auto_plan(1, 4096, 4096, 1, False, False, H100_SMS)[2:6] == (1, 1, 16, 256)
     assert _C.auto_plan(16, 4096, 4096, 1, False, False, H100_SMS)[2:6] == (1, 1, 16, 256)
     # 9-16 rows of a float4 row-major B: one block per SM, so 4 blocks along K fill 128 of
@@ -470,19 +471,45 @@ def test_split_candidates_and_their_reduction_are_right(m, n, k, layout):
 
 
 @needs_cuda
+@pytest.mark.parametrize("b_pad,b_offset", [(0, 0), (1, 0), (0, 1)])
 @pytest.mark.parametrize("m,n,k", [(1, 643, 4241), (1, 644, 1000), (3, 260, 4187), (9, 1023, 515), (16, 132, 2000),
                                    (5, 4099, 33), (8, 3, 700)])
-def test_row_major_b_skinny_kernels_forced(m, n, k):
-    # The row-major-B skinny kernel, forced: single floats and (B's rows aligned) float4s; K in
-    # warps' slices of 16 rows to K whole, a slice past K's end, c, alpha and beta.
+def test_row_major_b_skinny_kernels_forced(m, n, k, b_pad, b_offset):
+    # The row-major-B skinny kernel, forced: single floats and four columns a lane (float4
+    # copies where B's rows are 16-byte aligned, a float4 cut by N among them; four single
+    # floats where a row stride or the start is not); K in warps' slices of 16 rows to K
+    # whole, a slice past K's end, c, alpha and beta.
     a = operand(m, k, "cuda", pad=3, offset=1)
-    b = operand(k, n, "cuda", "row")
+    b = operand(k, n, "cuda", "row", pad=b_pad, offset=b_offset)
     c = torch.randn(m, n, device="cuda")
     mt = 1 if m == 1 else 4 if m <= 4 else 8 if m <= 8 else 16
     plans = []
     for k_slice in (16, 48, 256, -(-k // 16) * 16):
-        plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in ((1, 4) if n % 4 == 0 else (1,))]
+        plans += [("skinny_nmajor", mt, 1, w, -(-k // k_slice), k_slice) for w in (1, 4)]
     _check_each_forced(plans, a, b, c)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n,b_pad,b_offset,singles", [(644, 0, 0, False), (643, 1, 0, False), (643, 0, 0, True),
+                                                      (644, 0, 2, True), (644, 2, 0, True)])
+def test_row_major_b_four_columns_a_lane_take_the_ring(n, b_pad, b_offset, singles):
+    # Four columns a lane of a row-major B run through the ring of shared memory on sm_90 (whose
+    # SMs hold its blocks) whatever B's alignment: float4 copies on 16-byte aligned rows (N cut
+    # inside a float4 too), four single floats a lane elsewhere; never the register kernel.
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("the ring's blocks on an sm_90 SM")
+    m, k = 4, 1000
+    a = operand(m, k, "cuda")
+    b = operand(k, n, "cuda", "row", pad=b_pad, offset=b_offset)
+    _C.force_auto_plan("skinny_nmajor", 4, 1, 4, 8, 128)
+    try:
+        names = kernels_run(lambda: check_tier("auto", a, b))
+        assert not _C.forced_plan_refused()
+    finally:
+        _C.force_auto_plan()
+    rings = [x for x in names if "skinny_nmajor_async_kernel" in x]
+    assert len(rings) == 1 and "skinny_nmajor_split_kernel" not in " ".join(names), names
+    assert re.search(r"skinny_nmajor_async_kernel<4, 6, (true|false)>", rings[0]).group(1) == str(singles).lower()
 
 
 # The row-major-B skinny kernel's blocks along K added in their cluster (sm_90+): 2-8 blocks
@@ -686,15 +713,15 @@ def test_table_entry_decides_the_plan():
     wide = _C.auto_plan(4, 4096, 4096, 1, False, True, H100_SMS, True, "NN 4 4096 4096 skinny 128 16")
     assert (wide.kernel, wide.w, wide.splits) == ("skinny_nmajor", 4, 16)
     assert _C.skinny_cols(wide.kernel, wide.mt, wide.nw, wide.w) == 128
-    # A width the problem cannot take (float4s on rows of B that are not aligned; 32 columns
-    # a block past 8 rows of W^T, whose kernel takes 128) counts as no entry. N = 4095 falls in
-    # the 4096 bucket, whose entries the same problem takes at the width it can (40 slices as
+    # A width the problem cannot take (32 columns a block past 8 rows of W^T, whose kernel
+    # takes 128) counts as no entry. Rows of a row-major B that are not aligned take both
+    # widths: N = 4095 falls in the 4096 bucket, whose entries it takes at either (40 slices as
     # skinny_plan cuts them: 37 of 112 rows).
-    for args, table in [((4, 4095, 4096, 1, False, False), "NN 4 4096 4096 skinny 128 40"),
-                        ((16, 2048, 2048, 1, True, True), "NT 16 2048 2048 skinny 32 2")]:
-        assert _C.auto_plan(*args, H100_SMS, True, table) == _C.auto_plan(*args, H100_SMS)
-    single = _C.auto_plan(4, 4095, 4096, 1, False, False, H100_SMS, True, "NN 4 4096 4096 skinny 32 40")
-    assert (single.kernel, single.w, single.splits, single.k_slice) == ("skinny_nmajor", 1, 37, 112)
+    args = (16, 2048, 2048, 1, True, True)
+    assert _C.auto_plan(*args, H100_SMS, True, "NT 16 2048 2048 skinny 32 2") == _C.auto_plan(*args, H100_SMS)
+    for cols, w in ((32, 1), (128, 4)):
+        entry = _C.auto_plan(4, 4095, 4096, 1, False, False, H100_SMS, True, f"NN 4 4096 4096 skinny {cols} 40")
+        assert (entry.kernel, entry.w, entry.splits, entry.k_slice) == ("skinny_nmajor", w, 37, 112)
     with pytest.raises(ValueError, match=re.escape("skinny <0|32|64|128>")):
         _C.auto_plan(1, 2048, 2048, 1, True, True, H100_SMS, True, "NT 1 2048 2048 skinny 8 2")
     # An entry a problem cannot take (skinny past 16 rows) falls back to the heuristic.
@@ -781,7 +808,8 @@ def test_tune_weighs_the_heuristics_own_plan(monkeypatch):
     assert {c[1] for c in candidates(1, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {32}
     assert {c[1] for c in candidates(16, 2048, layout="NT", n=2048) if c[0] == "skinny"} == {128}
     assert {c[1] for c in candidates(4, 4096, layout="NN", n=4096) if c[0] == "skinny"} == {32, 128}
-    assert {c[1] for c in candidates(4, 4096, layout="NN", n=4095) if c[0] == "skinny"} == {32}
+    # Rows of B not 16-byte aligned: the ring's single-float copies too.
+    assert {c[1] for c in candidates(4, 4096, layout="NN", n=4095) if c[0] == "skinny"} == {32, 128}
     assert plan in candidates(8, 4096, plan, n=5504) and plan not in candidates(8, 4096, n=5504)
     assert ("skinny", 128, 48) in candidates(8, 4096, n=5504)
     assert heuristic_plan(Shape(2048, 2048, 2048, "NT"), sms=132) == ("pipelined", 128, 1)

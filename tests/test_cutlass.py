@@ -125,7 +125,8 @@ def test_candidates_cover_each_tile_and_split():
                                              (9, 130, 16384, False, True), (3, 4097, 33, False, False)])
 def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec):
     # K whole, the kernel's own split among them, and every cut a whole number of slices that
-    # covers K, distinct; a row-major B's float4s (aligned lines) and single floats.
+    # covers K, distinct; a row-major B's four columns a lane (float4 copies of aligned lines,
+    # single-float copies elsewhere) and single floats.
     cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, True, b_k, b_vec, H100_SMS) if c.kernel.startswith("skinny")]
     kind = "skinny_kmajor" if b_k else "skinny_nmajor"
     assert cands and {c.kernel for c in cands} == {kind}
@@ -139,7 +140,7 @@ def test_skinny_candidates_cut_k_every_way_the_model_weighs(m, n, k, b_k, b_vec)
     # K whole always; cut wherever K holds more than one slice and the blocks leave room: of
     # the problems here, those of K >= 240.
     assert 1 in partials and (max(partials) > 1) == (k >= 240)
-    assert {c.w for c in cands} == ({4} if b_k and b_vec else {1} if b_k or not b_vec else {1, 4})
+    assert {c.w for c in cands} == ({4} if b_k and b_vec else {1} if b_k else {1, 4})
     # Each width with K whole too (one block along K: the row-major-B kernel's 8 warps' slices).
     whole = {c.w for c in cands if (c.splits if b_k else -(-c.splits // 8)) == 1}
     assert {c.w for c in cands} == whole
@@ -496,14 +497,15 @@ def test_exact_fit_reads_cutlass_rows_written_before_w_named_the_warps(tmp_path)
 
 def _timed_by_model(path, shapes, kernel, params):
     """A candidates CSV at `path` of every `kernel` candidate of each (m, n, k, layout) in
-    `shapes`, each timed as the model with `params` estimates it (cuBLAS 10 µs); the path."""
+    `shapes`, each timed as the model with `params` estimates it (cuBLAS 10 µs), on the layout
+    and alignment the fits charge the shape's operands (exact_fit._flags); the path."""
     rows = [",".join(exact_fit.CSV_FIELDS)]
     for m, n, k, layout in shapes:
-        a_k, b_k = _kmajor(layout)
+        a_k, b_k, a_vec, b_vec = exact_fit._flags(layout, m, n, k)
         rows.append(f"1,{m},{n},{k},{layout},0,cublas,0,0,0,10.0,0,0")
-        for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS):
+        for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, H100_SMS, a_vec):
             if c.kernel == kernel:
-                f = _C.exact_features(*c, m, n, k, 1, a_k, b_k, H100_SMS)
+                f = _C.exact_features(*c, m, n, k, 1, a_k, b_k, H100_SMS, a_vec, b_vec)
                 us = sum(a * b for a, b in zip(f, params))
                 rows.append(f"1,{m},{n},{k},{layout},0,{kernel},{c.mt},{c.nw},{c.splits},{us},0,{c.w}")
     path.write_text("\n".join(rows) + "\n")

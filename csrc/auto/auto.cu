@@ -214,10 +214,10 @@ bool forced_plan_runs(const GemmProblem& p, const AutoPlan& plan, bool a_vec, bo
     case AutoKernel::kWarptile:
       return true;
     case AutoKernel::kSkinnyNMajor: {
-      // Row-major B: the split kernel with either load width (float4s where B's rows are
-      // aligned), on any warps' slices of K.
+      // Row-major B: the split kernel with either width (four columns a lane on any B:
+      // skinny_float4s), on any warps' slices of K.
       return !b_k && p.M <= kSkinnySplitMaxM && plan.mt == skinny_rows(p.M, false) && plan.nw == 1 &&
-             (plan.w == 1 || (plan.w == 4 && b_vec)) && plan.k_slice > 0 && plan.k_slice % kSkinnySplitMinRows == 0 &&
+             (plan.w == 1 || plan.w == 4) && plan.k_slice > 0 && plan.k_slice % kSkinnySplitMinRows == 0 &&
              plan.splits == ceil_div64(p.K, plan.k_slice);
     }
     default: {
@@ -364,7 +364,8 @@ void launch_cutlass_plan(const GemmProblem& p, const AutoPlan& plan, cudaStream_
 // The plan's own kernels (launch_auto_plan in auto/launch.cuh), with their workspace. The
 // workspace comes from the caching allocator, on this stream: freed when this call returns,
 // reused only by work queued after the reduction.
-void launch_plan_kernel(const GemmProblem& p, const AutoPlan& plan, c10::DeviceIndex device) {
+void launch_plan_kernel(const GemmProblem& p, const AutoPlan& planned, c10::DeviceIndex device) {
+  const AutoPlan plan = skinny_plan_as_run(p, planned);
   at::Tensor ws;
   if (const int64_t floats = auto_workspace(p, plan)) {
     ws = at::empty({floats}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));

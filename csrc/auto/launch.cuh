@@ -491,10 +491,12 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
   launch_skinny_kmajor_cfg<Cfg, skinny_kmajor_staged(MT)>(p, plan, ws, stream);
 }
 
-// Row-major B: 32 W columns a block (W = 4: float4s, for 16-byte aligned rows), its 8 warps
-// on 8 slices of K (skinny_split in auto/plan.h). Float4s go through shared memory (the async
-// kernel) where an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, and N is a
-// multiple of 4, else through registers (whose steps the model prices as the ring's). Rows of
+// Row-major B: 32 W columns a block (W = 4: 128, four a lane), its 8 warps on 8 slices of K
+// (skinny_split in auto/plan.h). Blocks of 128 columns go through shared memory (the async
+// kernel: float4 copies where B's rows are 16-byte aligned, four single floats elsewhere) where
+// an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, else through registers
+// (float4s of aligned rows; on rows that are not, the plan runs single floats instead:
+// skinny_plan_as_run). Rows of
 // B in flight per group in the register kernel (skinny_split_rows_in_flight in auto/plan.h,
 // which the model counts single floats' steps by), float4s: 8 for up to 4 rows of A, 4 for 8
 // (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for sm_90), 8 for
@@ -510,16 +512,39 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   if (smem > 48 * 1024) set_smem_limit_once<kernel>(smem);
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
+template <int MT, bool kSingles>
+constexpr auto skinny_ring_kernel = skinny_nmajor_async_kernel<MT, skinny_async_stages<MT>(), kSingles>;
+// Whether the current device's SMs hold the ring build's blocks (sm_holds).
+template <int MT, bool kSingles>
+bool skinny_ring_runs() {
+  return sm_holds<skinny_ring_kernel<MT, kSingles>, 256, skinny_async_smem<MT, skinny_async_stages<MT>()>()>(
+      skinny_split_blocks_per_sm(MT, 4));
+}
+template <int MT, bool kSingles>
+void launch_skinny_ring(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
+  constexpr size_t smem = skinny_async_smem<MT, skinny_async_stages<MT>()>();
+  if (skinny_ring_runs<MT, kSingles>())
+    return launch_skinny_grid(p, plan, skinny_ring_kernel<MT, kSingles>, skinny_split_cols(plan), 256, smem, ws,
+                              stream);
+  if constexpr (kSingles) throw std::logic_error("gemmtiles: a ring plan of single floats where no ring runs");
+  else launch_skinny_split<MT, 4>(p, plan, ws, stream);
+}
 template <int MT>
 void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  constexpr int S = skinny_async_stages<MT>();
-  constexpr auto kernel = skinny_nmajor_async_kernel<MT, S>;
-  constexpr size_t smem = skinny_async_smem<MT, S>();
-  // The ring copies whole float4s: a float4 cut by N (a view of fewer columns than its aligned
-  // rows) goes through the register kernel, which reads its floats inside N alone.
-  if (p.N % 4 != 0 || !sm_holds<kernel, 256, smem>(skinny_split_blocks_per_sm(MT, 4)))
-    return launch_skinny_split<MT, 4>(p, plan, ws, stream);
-  launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
+  b_vec_ok(p) ? launch_skinny_ring<MT, false>(p, plan, ws, stream) : launch_skinny_ring<MT, true>(p, plan, ws, stream);
+}
+// The plan as the current device runs it: a row-major-B plan of 128-column blocks on rows of B
+// that are not 16-byte aligned runs single floats, on the same slices of K in blocks of 32
+// columns, where the ring cannot run (the register kernel's float4s need aligned rows); its
+// workspace and clusters follow (auto_workspace of this plan).
+inline AutoPlan skinny_plan_as_run(const GemmProblem& p, AutoPlan plan) {
+  if (!skinny_split(plan) || plan.w != 4 || b_vec_ok(p)) return plan;
+  const bool ring = plan.mt == 1   ? skinny_ring_runs<1, true>()
+                    : plan.mt == 4 ? skinny_ring_runs<4, true>()
+                    : plan.mt == 8 ? skinny_ring_runs<8, true>()
+                                   : skinny_ring_runs<16, true>();
+  if (!ring) plan.w = 1;
+  return plan;
 }
 template <int MT>
 void launch_skinny_split_rows(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {

@@ -178,15 +178,16 @@ inline AutoPlan skinny_shape(int64_t M, bool b_kmajor, int w) {
   return b_kmajor ? AutoPlan{AutoKernel::kSkinnyKMajor, mt, skinny_kmajor_shape(mt, w).nw, w}
                   : AutoPlan{AutoKernel::kSkinnyNMajor, mt, 1, w};
 }
+// Whether the skinny kernel for such a B has blocks of four columns a lane (plan.w 4): the
+// column-major-B kernel's float4s, where B's lines are 16-byte aligned; the row-major-B kernel's
+// ring of shared memory on any B (float4 copies where its rows are aligned, four single floats
+// elsewhere: csrc/auto/skinny.cuh).
+inline constexpr bool skinny_float4s(bool b_kmajor, bool b_vec) { return b_vec || !b_kmajor; }
 // The widths (skinny_cols) a table's skinny entry may name for M rows and such a B: the
-// column-major-B kernel's one; the row-major-B kernel's float4s (where B's rows are aligned)
-// and single floats.
+// column-major-B kernel's one; the row-major-B kernel's four columns a lane and single floats.
 inline std::vector<int64_t> skinny_widths(int64_t M, bool b_kmajor, bool b_vec) {
   if (b_kmajor) return {skinny_cols(skinny_shape(M, true, b_vec ? 4 : 1))};
-  std::vector<int64_t> cols;
-  if (b_vec) cols.push_back(skinny_cols(skinny_shape(M, false, 4)));
-  cols.push_back(skinny_cols(skinny_shape(M, false, 1)));
-  return cols;
+  return {skinny_cols(skinny_shape(M, false, 4)), skinny_cols(skinny_shape(M, false, 1))};
 }
 // Rows up to which a single problem (batch 1, row-major A) runs on the 32- and 64-row split-K
 // tiles; past it the 128-row tile has waves enough.
@@ -937,15 +938,14 @@ inline bool transpose_a_first(int64_t M, int64_t N, int64_t K, int64_t batch, bo
 }
 
 // b_kmajor: B is read down its columns (unit row stride), as nn.Linear's W^T is.
-// b_vec: B's contiguous lines are 16-byte aligned, so a lane can load 4 floats at once.
-// a_kmajor: A is row-major (unit column stride), as activations are.
+// float4s: four columns a lane (plan.w 4; skinny_float4s tells where the kernel has them).
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
-                            bool b_vec, int64_t sms, int64_t splits = 0);
+                            bool float4s, int64_t sms, int64_t splits = 0);
 
 // The skinny kernels' candidates: K whole, and K cut into more slices (blocks along K, for the
 // column-major-B kernel; for the row-major-B one, groups of its 8 warps' slices) up to those
-// that fill the SMs' slots twice, at the counts of kSkinnySplits; for a row-major B, float4s
-// (where its lines are aligned) and single floats. The kernel's own split (skinny_plan's) is
+// that fill the SMs' slots twice, at the counts of kSkinnySplits; for a row-major B, four
+// columns a lane (skinny_float4s) and single floats. The kernel's own split (skinny_plan's) is
 // among them. Which one runs is the model's choice (exact_plan).
 inline constexpr int64_t kSkinnySplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
@@ -954,8 +954,10 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
   const auto add = [&](const AutoPlan& plan) {
     if (std::find(all.begin(), all.end(), plan) == all.end()) all.push_back(plan);
   };
-  add(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
-  for (const bool vec : {b_vec, false}) {
+  // The kernel's own split at its widest, and the heuristic's plan (skinny_plan on b_vec).
+  const bool float4s = skinny_float4s(b_kmajor, b_vec);
+  for (const bool vec : {float4s, b_vec}) add(skinny_plan(M, N, K, batch, b_kmajor, vec, sms));
+  for (const bool vec : {float4s, false}) {
     const AutoPlan shape = skinny_shape(M, b_kmajor, vec ? 4 : 1);
     const int64_t blocks = ceil_div64(N, skinny_cols(shape)) * batch, slots = skinny_slots(shape, sms);
     for (const int64_t s : kSkinnySplits) {
@@ -964,7 +966,7 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
       add(plan);
       if (plan.k_slice <= (b_kmajor ? 32 : kSkinnySplitMinRows)) break;  // the thinnest slices it cuts
     }
-    if (b_kmajor || !b_vec) break;  // the column-major-B kernel's w follows B's alignment alone
+    if (b_kmajor || !float4s) break;  // the column-major-B kernel's w follows B's alignment alone
   }
   return all;
 }
@@ -1140,17 +1142,17 @@ inline int64_t gemv_steps(const GemvVariant& v, int w, int64_t K) {
 }
 
 // A table entry's skinny plan: `splits` as skinny_plan takes them, on the width of `cols`
-// columns of B a block (skinny_cols; 0: the kernel's usual, float4 loads where B allows);
-// none where the kernel has no such width for the problem (float4s on an unaligned B).
+// columns of B a block (skinny_cols; 0: the kernel's usual, skinny_float4s); none where the
+// kernel has no such width for the problem (the column-major-B kernel's float4s on an
+// unaligned B).
 inline std::optional<AutoPlan> skinny_plan_of_cols(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
                                                    bool b_vec, int64_t sms, int64_t splits, int64_t cols) {
   if (cols == 0 || b_kmajor) {  // the column-major-B kernel's width follows B's alignment alone
-    const AutoPlan plan = skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms, splits);
+    const AutoPlan plan = skinny_plan(M, N, K, batch, b_kmajor, skinny_float4s(b_kmajor, b_vec), sms, splits);
     return cols == 0 || skinny_cols(plan) == cols ? std::optional<AutoPlan>(plan) : std::nullopt;
   }
   for (const int w : {4, 1})  // the row-major-B kernel's width is its loads'
-    if (skinny_cols(skinny_shape(M, false, w)) == cols && (w == 1 || b_vec))
-      return skinny_plan(M, N, K, batch, false, w == 4, sms, splits);
+    if (skinny_cols(skinny_shape(M, false, w)) == cols) return skinny_plan(M, N, K, batch, false, w == 4, sms, splits);
   return std::nullopt;
 }
 
@@ -1181,6 +1183,13 @@ inline bool skinny_cluster_sums(const AutoPlan& plan, int64_t N, int64_t batch, 
 // and the 16-row 1.26x (geomeans), and on 5-16 rows against two large W (15992 x 6646 and
 // 14011 x 7001) 1.35x and 1.39x; counted twice, 1.13x and 1.08x, 1.13x and 1.07x (docs/auto.md).
 inline constexpr int64_t kSkinnyStagedSingleSteps = 2;
+// The row-major-B ring's steps on rows of B that are not 16-byte aligned (four single-float
+// copies a lane and row where aligned rows take one float4), counted this many times: the count
+// of 1-4 whose picks among the skinny plans ran fastest on the 217 such products of 1-16 rows in
+// random:4000:6 (H200, every plan timed; its B's bytes priced as the float4 ring's, which no
+// excess share bettered), 1.099x cuBLAS fp32 against 1.084x for single floats alone and 1.053x
+// counted once (docs/auto.md).
+inline constexpr int64_t kSkinnySinglesRingSteps = 3;
 // What a column-major-B block runs once besides its steps, counted as this many of its steps:
 // its first loads of B and A's first chunk in flight before any step, the barrier, and its end
 // (the butterfly and the stores). Chosen from 0-96 on x @ W^T of 2-16 rows, K 16-2048
@@ -1199,7 +1208,8 @@ inline constexpr int64_t kSkinnyKMajorBlockSteps = 16;
 // steps, whose rows in flight are its own; on single floats, 16 rows' 8 in flight ran
 // 1.35-2.05x their estimate as 16 where a block took K whole, against 1.10-1.25x for 4-8 rows'
 // 16: docs/auto.md).
-inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms) {
+// b_vec: B's lines are 16-byte aligned (the row-major-B ring's copies: kSkinnySinglesRingSteps).
+inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch, int64_t sms, bool b_vec) {
   int64_t steps = plan.k_slice;
   if (plan.kernel == AutoKernel::kSkinnyKMajor) {
     const SkinnyKMajorShape shape = skinny_kmajor_shape(plan.mt, plan.w);
@@ -1208,6 +1218,8 @@ inline double skinny_serial_steps(const AutoPlan& plan, int64_t N, int64_t batch
     steps += kSkinnyKMajorBlockSteps;
   } else if (plan.w == 1) {
     steps = plan.k_slice * 16 / skinny_split_rows_in_flight(plan.mt, 1);
+  } else if (!b_vec) {
+    steps *= kSkinnySinglesRingSteps;
   }
   const int64_t slots = std::max<int64_t>(1, skinny_slots(plan, sms));
   return double(ceil_div64(skinny_blocks(plan, N, batch), slots) * steps) / 1e3;
@@ -1306,7 +1318,7 @@ inline std::optional<std::array<double, kExactModelSize>> exact_plan_features(co
     const int64_t partials = plan_partials(plan);
     const bool in_cluster = skinny_cluster_sums(plan, N, batch, cluster_blocks);
     put(skinny_features(M, N, K, batch, in_cluster ? 1 : partials, plan.kernel == AutoKernel::kSkinnyKMajor, plan.w == 4,
-                        skinny_serial_steps(plan, N, batch, sms), streaming_share(skinny_blocks(plan, N, batch), sms, ring),
+                        skinny_serial_steps(plan, N, batch, sms, b_vec), streaming_share(skinny_blocks(plan, N, batch), sms, ring),
                         stream_excess(plan)),
         kCutlassFeatures);
     return f;
@@ -1568,6 +1580,8 @@ inline AutoPlan auto_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b
       return {AutoKernel::kWarptile};
     return split_tile_plan(best->bm, best->bn, K, splits);
   }
+  // Float4s where B's lines are aligned: unpriced, the ring's single-float copies lose on
+  // small products (kSkinnySinglesRingSteps).
   return skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms);
 }
 
@@ -1610,13 +1624,13 @@ inline AutoPlan split_tile_plan(int rows, int cols, int64_t K, int64_t splits) {
 // (row-major B: its blocks along K fill the SMs' waves; column-major B: its blocks fill them
 // at most once).
 inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor,
-                            bool b_vec, int64_t sms, int64_t splits) {
+                            bool float4s, int64_t sms, int64_t splits) {
   AutoPlan plan{b_kmajor ? AutoKernel::kSkinnyKMajor : AutoKernel::kSkinnyNMajor};
   plan.mt = skinny_rows(M, b_kmajor);
-  plan.w = b_vec ? 4 : 1;
+  plan.w = float4s ? 4 : 1;
   if (!b_kmajor) {
     plan.nw = 1;
-    if (splits > 0) {  // the given slices, float4s where B's lines allow
+    if (splits > 0) {  // the given slices and width
       cut_k(plan, K, splits, kSkinnySplitMinRows);
       return plan;
     }
@@ -1624,8 +1638,8 @@ inline AutoPlan skinny_plan(int64_t M, int64_t N, int64_t K, int64_t batch, bool
     // float4s): the fewest blocks along K that leave no wave of blocks less than 90% full,
     // else the fullest last wave (a partial wave cost more than longer slices: docs/auto.md),
     // with slices of at least kSkinnySplitMinRows rows (a narrow B needs many blocks along K
-    // to have enough of its rows in flight). Float4s where B's rows allow, unless single
-    // floats, four times the blocks across N, fill the GPU where float4s cannot.
+    // to have enough of its rows in flight). Four columns a lane where asked, unless single
+    // floats, four times the blocks across N, fill the GPU where those cannot.
     struct Fill {
       double full = 0.0;
       int64_t parts = 1;

@@ -477,8 +477,9 @@ __device__ __forceinline__ void skinny_split_stage_a(float* As, const float (&an
 // the workspace, ws[blockIdx.y][z][m][n], when there are several blocks along K, else through
 // the epilogue; or, blocks along K in one cluster (s.cluster), kept in red[m][32 W] and added
 // over the cluster's blocks in rank order (a fixed order: the same bits on every run), each
-// block writing out a share of the outputs.
-template <int MT, int W, int kWarps = 8>
+// block writing out a share of the outputs. A lane's acc[m][j] is column lane W + j of the
+// block, or, kStrided, column 32 j + lane.
+template <int MT, int W, int kWarps = 8, bool kStrided = false>
 __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const BatchView& v, const SkinnySplit& s,
                                                   float* red, const float (&acc)[MT][W], int64_t n_block) {
   constexpr int kCols = 32 * W;
@@ -486,11 +487,14 @@ __device__ __forceinline__ void skinny_split_sums(const GemmProblem& p, const Ba
   __syncthreads();  // every warp is done with its chunk of A (the same memory)
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
-    float* r = &red[(warp * MT + m) * kCols + lane * W];
-    if constexpr (W == 4) {
-      *reinterpret_cast<float4*>(r) = make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+    float* r = &red[(warp * MT + m) * kCols];
+    if constexpr (kStrided) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) r[32 * j + lane] = acc[m][j];
+    } else if constexpr (W == 4) {
+      *reinterpret_cast<float4*>(r + lane * W) = make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
     } else {
-      r[0] = acc[m][0];
+      r[lane] = acc[m][0];
     }
   }
   __syncthreads();
@@ -615,8 +619,18 @@ __global__ void __launch_bounds__(32 * kWarps, kWarps == 8 ? skinny_split_blocks
 // bytes in flight is then shared memory, not registers: on products of up to 16 rows drawn at
 // random it ran faster than the register kernel on each, most on those of few blocks, where
 // one launch with K whole keeps enough rows in flight (scripts/skinny_rows.cu, docs/auto.md).
-// The register kernel above stays for single floats (a 4-byte copy a row, as many instructions
-// as its loads, was slower on small products) and for GPUs whose SMs hold less shared memory.
+// A float4 cut by N is copied in part (cp.async fills the rest of its 16 bytes with zeros).
+// kSingles: the same ring for rows that are not 16-byte aligned (N not a multiple of 4 gives
+// three products in four such rows), filled by four 4-byte copies a lane and row, lane l's
+// j-th of column 32 j + l: a warp's copy is 128 consecutive bytes into 32 banks, and a lane
+// still reads back only what it copied (its four columns, 32 apart), so the ring needs no
+// barrier either; skinny_split_sums puts the columns back in order. Its edge is a copy of 0
+// bytes, chosen per lane once: no branch a row, which is what made the ring slower than single
+// floats when each row was realigned with branches (docs/auto.md). Four times the copies of
+// float4s for the bytes, it runs longer than they do, most on small products (its price:
+// kSkinnySinglesRingSteps in auto/plan.h).
+// The register kernel above stays for single floats (blocks of 32 columns, where float4 blocks
+// of 128 leave SMs idle) and for GPUs whose SMs hold less shared memory.
 // Dynamic shared memory skinny_async_smem<MT, S>: the warps' chunks of A, then their rings
 // (at least the warps' sums, which take the same memory at the end).
 inline constexpr int kSkinnyAsyncRows = 4;  // P: rows of B a group
@@ -630,7 +644,7 @@ constexpr size_t skinny_async_smem() {
 template <int MT>
 constexpr int skinny_async_stages() { return MT == 8 ? 5 : 6; }
 
-template <int MT, int S>
+template <int MT, int S, bool kSingles = false>
 __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
     skinny_nmajor_async_kernel(GemmProblem p, SkinnySplit s) {
   constexpr int KC = kSkinnyChunk, P = kSkinnyAsyncRows, kPer = MT * KC / 32, kCols = 128;
@@ -643,15 +657,25 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
   const int64_t k_begin = (int64_t(blockIdx.y) * 8 + warp) * s.k_slice;
   const int64_t k_end = k_begin + s.k_slice < p.K ? k_begin + s.k_slice : p.K;
   float* As = smem + warp * MT * KC;
-  // Stage st's row u, this lane's float4: Bs[(st * P + u) * kCols + lane * 4].
-  float* const Bs = smem + 8 * MT * KC + warp * S * P * kCols + lane * 4;
+  // Stage st's row u, this lane's columns: Bs[(st * P + u) * kCols + lane * 4] (a float4), or,
+  // kSingles, column 32 j + lane at Bs[(st * P + u) * kCols + 32 j + lane] (no two lanes of a
+  // copy or a read in one bank).
+  float* const Bs = smem + 8 * MT * KC + warp * S * P * kCols + (kSingles ? lane : lane * 4);
   float acc[MT][4] = {};
   if (k_begin < k_end) {
-    // A lane's float4 is inside N or past it: launch_skinny_async runs this kernel only where N
-    // is a multiple of 4 (aligned rows of B can be a view narrower than its row stride, whose
-    // last float4 the register kernel reads float by float instead).
-    const bool lane_in = n0 < p.N;
-    const float* const b_lane = v.b + (lane_in ? n0 : 0);
+    // The bytes of each of the lane's copies inside N, and where they start in a row (column 0
+    // for those past N, which read nothing): float4s, the lane's columns n0 .. n0 + 3, cut by
+    // N; single floats, columns n_block + 32 j + lane.
+    constexpr int kCopies = kSingles ? 4 : 1;
+    int bytes[kCopies];
+    int64_t col[kCopies];
+#pragma unroll
+    for (int j = 0; j < kCopies; ++j) {
+      const int64_t c = kSingles ? n_block + 32 * j + lane : n0;
+      const int64_t left = c < p.N ? p.N - c : 0;
+      bytes[j] = kSingles ? (left > 0 ? 4 : 0) : (left >= 4 ? 16 : int(left) * 4);
+      col[j] = left > 0 ? c : 0;
+    }
     // Copies group g's rows (k_begin + g P ...) into stage g % S, zeros past the slice and N
     // (nothing read); one commit, so that each group is one of the lane's groups of copies.
     auto copy_b = [&](int64_t g) {
@@ -659,8 +683,13 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
       float* dst = Bs + int(g % S) * P * kCols;
 #pragma unroll
       for (int u = 0; u < P; ++u) {
-        const bool in = lane_in && k + u < k_end;
-        cp_async16(dst + u * kCols, in ? b_lane + (k + u) * p.b_rs : v.b, in ? 16 : 0);
+        const bool in = k + u < k_end;
+        const float* const row = v.b + (in ? (k + u) * p.b_rs : 0);
+#pragma unroll
+        for (int j = 0; j < kCopies; ++j) {
+          if constexpr (kSingles) cp_async4(dst + u * kCols + 32 * j, row + col[j], in ? bytes[j] : 0);
+          else cp_async16(dst + u * kCols, row + col[j], in ? bytes[j] : 0);
+        }
       }
       cp_async_commit();
     };
@@ -683,7 +712,8 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
           const float av[4] = {a4.x, a4.y, a4.z, a4.w};
 #pragma unroll
           for (int q = 0; q < P; ++q) {
-            const float4 b4 = *reinterpret_cast<const float4*>(b + q * kCols);
+            const float4 b4 = kSingles ? make_float4(b[q * kCols], b[q * kCols + 32], b[q * kCols + 64], b[q * kCols + 96])
+                                       : *reinterpret_cast<const float4*>(b + q * kCols);
             acc[m][0] += av[q] * b4.x;
             acc[m][1] += av[q] * b4.y;
             acc[m][2] += av[q] * b4.z;
@@ -698,7 +728,7 @@ __global__ void __launch_bounds__(256, skinny_split_blocks_per_sm(MT, 4))
     }
     cp_async_wait<0>();  // copies past the slice (zeros) land before the memory is reused
   }
-  skinny_split_sums<MT, 4>(p, v, s, smem, acc, n_block);
+  skinny_split_sums<MT, 4, 8, kSingles>(p, v, s, smem, acc, n_block);
 }
 
 // The reduction's block: 256 threads in split_k_reduce_groups(splits) groups, each thread on

@@ -34,15 +34,19 @@ __device__ __forceinline__ float epilogue(const GemmProblem& p, const float* c, 
 
 // Asynchronous global -> shared copies (cp.async, sm_80+; a plain copy before that), for the
 // pipelined tile (auto/pipelined_tile.cuh) and the skinny kernels' staged rows of A (auto/skinny.cuh).
-// dst[0..3] = the first src_bytes (16 or 0) bytes at src, zeros after them; asynchronous where
-// the GPU has cp.async (sm_80+): complete after cp_async_wait. Both 16-byte aligned, and src
-// 16 readable bytes even when src_bytes is 0 (nothing is read then).
+// dst[0..3] = the first src_bytes (0, 4, 8, 12 or 16) bytes at src, zeros after them;
+// asynchronous where the GPU has cp.async (sm_80+): complete after cp_async_wait. Both 16-byte
+// aligned; only the first src_bytes bytes at src are read.
 __device__ __forceinline__ void cp_async16(float* dst, const float* src, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
 #else
-  *reinterpret_cast<float4*>(dst) = src_bytes ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
+  if (src_bytes == 16) {
+    *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+  } else {
+    for (int j = 0; j < 4; ++j) dst[j] = 4 * j < src_bytes ? src[j] : 0.0f;
+  }
 #endif
 }
 
