@@ -128,7 +128,7 @@ MAX_TABLE_SPLITS = _C.max_table_splits()
 def candidates(m: int, k: int, extra: Optional[tuple[str, int, int]] = None,
                layout: str = "NN", n: Optional[int] = None) -> list[tuple[str, int, int]]:
     """(kernel, rows, splits) that `auto` can run for m rows, depth k and n columns (None: not
-    known, so no pipelined tile and, for NN, no float4 width) of contiguous operands in
+    known, so no pipelined tile, and B's rows taken as not 16-byte aligned) of contiguous operands in
     `layout`, and `extra` (the heuristic's plan) where it is not among them and a table entry
     can name it; rows is a tile's rows, or for skinny and gemv the columns of B a block takes."""
     out = [("warptile", 0, 1)]

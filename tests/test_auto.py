@@ -514,13 +514,15 @@ def test_row_major_b_four_columns_a_lane_take_the_ring(n, b_pad, b_offset, singl
 
 # The row-major-B skinny kernel's blocks along K added in their cluster (sm_90+): 2-8 blocks
 # of 8 warps' slices of 16 rows, the last slice cut by K; one row to 16, fewer rows than the
-# build's (5 of 8, 12 of 16), N cut inside a block's columns, single floats and float4s, a
-# batch. Where the clusters run at once (the device's cluster_blocks), no workspace: the op
-# allocates its output alone; elsewhere the workspace's partial products. The same bits every run.
+# build's (5 of 8, 12 of 16), N cut inside a block's columns, single floats and four columns a
+# lane (float4 copies on aligned rows; on rows that are not, and on a batch stride that is not,
+# the ring's single-float copies), a batch. Where the clusters run at once (the device's
+# cluster_blocks), no workspace: the op allocates its output alone; elsewhere the workspace's
+# partial products. The same bits every run.
 @needs_cuda
 @pytest.mark.parametrize("partials", range(2, 9))
 @pytest.mark.parametrize("m,n,w,batch", [(1, 300, 1, 1), (5, 643, 1, 1), (12, 1000, 4, 1), (16, 260, 4, 1),
-                                         (3, 517, 1, 3)])
+                                         (3, 517, 1, 3), (5, 643, 4, 1), (3, 517, 4, 3)])
 def test_row_major_b_skinny_blocks_along_k_in_clusters(partials, m, n, w, batch):
     k = 16 * 8 * partials - 5
     mt = 1 if m == 1 else 4 if m <= 4 else 8 if m <= 8 else 16
