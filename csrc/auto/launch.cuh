@@ -406,6 +406,18 @@ bool sm_holds(int blocks) {
          }) >= blocks;
 }
 
+// The row-major-B skinny kernel's ring build for MT rows (float4 copies, or kSingles: four
+// single-float copies a lane), its dynamic shared memory, and whether the current device's SMs
+// hold its blocks (sm_holds).
+template <int MT, bool kSingles>
+constexpr auto skinny_ring_kernel = skinny_nmajor_async_kernel<MT, skinny_async_stages<MT>(), kSingles>;
+template <int MT>
+constexpr size_t skinny_ring_smem = skinny_async_smem<MT, skinny_async_stages<MT>()>();
+template <int MT, bool kSingles>
+bool skinny_ring_runs() {
+  return sm_holds<skinny_ring_kernel<MT, kSingles>, 256, skinny_ring_smem<MT>>(skinny_split_blocks_per_sm(MT, 4));
+}
+
 // The blocks of clusters of n (n = 2 .. kMaxClusterSplits) that the current device runs at
 // once, one block an SM (cudaOccupancyMaxActiveClusters of the row-major-B skinny build that
 // holds the most shared memory: 16 rows of float4s through its rings, one block an SM), with the
@@ -418,9 +430,8 @@ bool sm_holds(int blocks) {
 inline const ClusterBlocks& skinny_cluster_blocks() {
   return once_per_device([](int) {
     ClusterBlocks blocks{};
-    constexpr int S = skinny_async_stages<16>();
-    constexpr auto kernel = skinny_nmajor_async_kernel<16, S>;
-    constexpr size_t smem = skinny_async_smem<16, S>();
+    constexpr auto kernel = skinny_ring_kernel<16, false>;
+    constexpr size_t smem = skinny_ring_smem<16>;
     cudaFuncAttributes attributes{};
     if (int64_t(smem) <= block_smem_optin() && set_smem_limit_once<kernel>(smem) &&
         cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess && attributes.ptxVersion >= 90)
@@ -513,19 +524,10 @@ void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, 
   launch_skinny_grid(p, plan, kernel, skinny_split_cols(plan), 256, smem, ws, stream);
 }
 template <int MT, bool kSingles>
-constexpr auto skinny_ring_kernel = skinny_nmajor_async_kernel<MT, skinny_async_stages<MT>(), kSingles>;
-// Whether the current device's SMs hold the ring build's blocks (sm_holds).
-template <int MT, bool kSingles>
-bool skinny_ring_runs() {
-  return sm_holds<skinny_ring_kernel<MT, kSingles>, 256, skinny_async_smem<MT, skinny_async_stages<MT>()>()>(
-      skinny_split_blocks_per_sm(MT, 4));
-}
-template <int MT, bool kSingles>
 void launch_skinny_ring(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
-  constexpr size_t smem = skinny_async_smem<MT, skinny_async_stages<MT>()>();
   if (skinny_ring_runs<MT, kSingles>())
-    return launch_skinny_grid(p, plan, skinny_ring_kernel<MT, kSingles>, skinny_split_cols(plan), 256, smem, ws,
-                              stream);
+    return launch_skinny_grid(p, plan, skinny_ring_kernel<MT, kSingles>, skinny_split_cols(plan), 256,
+                              skinny_ring_smem<MT>, ws, stream);
   if constexpr (kSingles) throw std::logic_error("gemmtiles: a ring plan of single floats where no ring runs");
   else launch_skinny_split<MT, 4>(p, plan, ws, stream);
 }
