@@ -507,13 +507,12 @@ void launch_skinny_kmajor(const GemmProblem& p, const AutoPlan& plan, float* ws,
 // kernel: float4 copies where B's rows are 16-byte aligned, four single floats elsewhere) where
 // an SM holds skinny_split_blocks_per_sm blocks of it, as on sm_90, else through registers
 // (float4s of aligned rows; on rows that are not, the plan runs single floats instead:
-// skinny_plan_as_run). Rows of
-// B in flight per group in the register kernel (skinny_split_rows_in_flight in auto/plan.h,
-// which the model counts single floats' steps by), float4s: 8 for up to 4 rows of A, 4 for 8
-// (whose accumulators need the registers: 128, 8 bytes spilled with nvcc 13 for sm_90), 8 for
-// 16 (one block per SM, 239 registers, 64 KB of shared memory for the warps' sums); single
-// floats: 16, 8 for 16 rows (a quarter of the bytes a load, so more loads in flight for as
-// many bytes).
+// skinny_plan_as_run). Rows of B in flight per group in the register kernel
+// (skinny_split_rows_in_flight in auto/plan.h, which the model counts single floats' steps by),
+// float4s: 8 for up to 4 rows of A, 4 for 8 (whose accumulators need the registers: 128, 8
+// bytes spilled with nvcc 13 for sm_90), 8 for 16 (one block per SM, 239 registers, 64 KB of
+// shared memory for the warps' sums); single floats: 16, 8 for 16 rows (a quarter of the bytes
+// a load, so more loads in flight for as many bytes).
 template <int MT, int W>
 void launch_skinny_split(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   static_assert(kSkinnySplitWarps == 8, "auto_plan models this kernel");
