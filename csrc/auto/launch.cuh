@@ -538,13 +538,18 @@ void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, 
 // that are not 16-byte aligned runs single floats, on the same slices of K in blocks of 32
 // columns, where the ring cannot run (the register kernel's float4s need aligned rows); its
 // workspace and clusters follow (auto_workspace of this plan).
+// f.template operator()<MT>() for the row-major-B kernel's build of the plan's rows (1, 4, 8
+// or 16: skinny_rows in auto/plan.h).
+template <class F>
+decltype(auto) with_skinny_nmajor_rows(const AutoPlan& plan, F&& f) {
+  if (plan.mt == 1) return f.template operator()<1>();
+  if (plan.mt == 4) return f.template operator()<4>();
+  if (plan.mt == 8) return f.template operator()<8>();
+  return f.template operator()<16>();
+}
 inline AutoPlan skinny_plan_as_run(const GemmProblem& p, AutoPlan plan) {
   if (!skinny_split(plan) || plan.w != 4 || b_vec_ok(p)) return plan;
-  const bool ring = plan.mt == 1   ? skinny_ring_runs<1, true>()
-                    : plan.mt == 4 ? skinny_ring_runs<4, true>()
-                    : plan.mt == 8 ? skinny_ring_runs<8, true>()
-                                   : skinny_ring_runs<16, true>();
-  if (!ring) plan.w = 1;
+  if (!with_skinny_nmajor_rows(plan, []<int MT>() { return skinny_ring_runs<MT, true>(); })) plan.w = 1;
   return plan;
 }
 template <int MT>
@@ -641,10 +646,7 @@ inline bool launch_auto_plan(const GemmProblem& p, const AutoPlan& plan, float* 
   const bool b_kmajor = p.b_cs != 1;
   switch (plan.kernel) {
     case AutoKernel::kSkinnyNMajor:
-      plan.mt == 1   ? launch_skinny_split_rows<1>(p, plan, ws, stream)
-      : plan.mt == 4 ? launch_skinny_split_rows<4>(p, plan, ws, stream)
-      : plan.mt == 8 ? launch_skinny_split_rows<8>(p, plan, ws, stream)
-                     : launch_skinny_split_rows<16>(p, plan, ws, stream);
+      with_skinny_nmajor_rows(plan, [&]<int MT>() { launch_skinny_split_rows<MT>(p, plan, ws, stream); });
       return true;
     case AutoKernel::kSkinnyKMajor:
       plan.mt == 4   ? launch_skinny_kmajor<4>(p, plan, ws, stream)

@@ -956,7 +956,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
   };
   // The kernel's own split at its widest, and the heuristic's plan (skinny_plan on b_vec).
   const bool float4s = skinny_float4s(b_kmajor, b_vec);
-  for (const bool vec : {float4s, b_vec}) add(skinny_plan(M, N, K, batch, b_kmajor, vec, sms));
+  add(skinny_plan(M, N, K, batch, b_kmajor, float4s, sms));
+  if (b_vec != float4s) add(skinny_plan(M, N, K, batch, b_kmajor, b_vec, sms));
   for (const bool vec : {float4s, false}) {
     const AutoPlan shape = skinny_shape(M, b_kmajor, vec ? 4 : 1);
     const int64_t blocks = ceil_div64(N, skinny_cols(shape)) * batch, slots = skinny_slots(shape, sms);
