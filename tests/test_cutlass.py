@@ -197,7 +197,9 @@ def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():
     # where its clusters all run at once, one block an SM (the shipped model's cluster_blocks:
     # an H200's): no reduction's launch and no partial products, K whole's features. 9 blocks
     # along K, or more blocks than those clusters hold, go through the workspace; so do the
-    # column-major-B kernel's blocks along K.
+    # column-major-B kernel's blocks along K. The row-major-B kernel's reduction is priced at a
+    # share of the fixed cost that the column-major-B kernel's is priced at whole
+    # (kSkinnyNMajorReduceShare in csrc/auto/exact_model.h).
     m, k = 4, 8000
     s0 = len(_C.exact_model()) - exact_fit.GEMV - exact_fit.COPY - exact_fit.SKINNY
     model, _ = _C.cluster_blocks()
@@ -209,14 +211,16 @@ def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():
         plan = (kernel, 4, 1, 1, splits, -(-k // splits // 16) * 16 if not b_k else -(-k // splits // 32) * 32, False)
         return _C.exact_features(*plan, m, n, k, 1, True, b_k, H100_SMS, True, False)[s0 + 3:s0 + 5]
 
+    share, _ = reduction(300, 8 * 9)
+    assert 0 < share < 1
     assert reduction(300, 8) == [0, 0]  # K whole
     for partials in range(2, 9):
         n = 32 * (model[partials] // partials)  # columns of blocks of 32: as many blocks as fit
         assert reduction(n, 8 * partials) == [0, 0], partials
-        one, mb = reduction(n + 1, 8 * partials)  # a block more along N, in each of the slices
-        assert one == 1 and mb == pytest.approx(partials * m * (n + 1) * 4 / 1e6), partials
-    one, mb = reduction(300, 8 * 9)
-    assert one == 1 and mb == pytest.approx(9 * m * 300 * 4 / 1e6)
+        fixed, mb = reduction(n + 1, 8 * partials)  # a block more along N, in each of the slices
+        assert fixed == share and mb == pytest.approx(partials * m * (n + 1) * 4 / 1e6), partials
+    fixed, mb = reduction(300, 8 * 9)
+    assert mb == pytest.approx(9 * m * 300 * 4 / 1e6)
     assert reduction(300, 2, "skinny_kmajor")[0] == 1
 
 

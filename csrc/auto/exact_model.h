@@ -230,6 +230,14 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
   return f;
 }
 
+// The share of the reduction's fixed cost (skinny feature 3) that a row-major-B skinny plan's
+// reduction is priced at. The parameter was fitted to both skinny kernels' plans; on the
+// row-major-B kernel's own candidates (every plan of products of 1-16 rows and a row-major B
+// timed) it overprices the plans whose blocks along K write partial products, and the picks
+// among them run faster at a share of a quarter to a half (docs/auto.md): a half, which moves
+// the fewer plans.
+inline constexpr double kSkinnyNMajorReduceShare = 0.5;
+
 // The features of a skinny kernel on M x N x K, `batch` products, writing `partials` partial
 // products (1: none), whose blocks run `serial` steps in series (skinny_serial_steps in
 // auto/plan.h) and occupy a `used` share of the SMs (at most 1): the column-major-B kernel's
@@ -243,7 +251,7 @@ inline std::array<double, kSkinnyFeatures> skinny_features(int64_t M, int64_t N,
   return {1.0,
           b_bytes,
           4.0 * double(M) * K * batch / 1e6,
-          partials > 1 ? 1.0 : 0.0,
+          partials > 1 ? (b_kmajor ? 1.0 : kSkinnyNMajorReduceShare) : 0.0,
           partials > 1 ? double(partials) * M * N * 4 * batch / 1e6 : 0.0,
           b_kmajor ? serial : 0.0,
           b_kmajor || ring ? 0.0 : serial,
