@@ -219,7 +219,7 @@ def test_row_major_b_blocks_along_k_in_a_cluster_price_no_reduction():
         assert reduction(n, 8 * partials) == [0, 0], partials
         fixed, mb = reduction(n + 1, 8 * partials)  # a block more along N, in each of the slices
         assert fixed == share and mb == pytest.approx(partials * m * (n + 1) * 4 / 1e6), partials
-    fixed, mb = reduction(300, 8 * 9)
+    _, mb = reduction(300, 8 * 9)
     assert mb == pytest.approx(9 * m * 300 * 4 / 1e6)
     assert reduction(300, 2, "skinny_kmajor")[0] == 1
 

@@ -231,11 +231,11 @@ inline std::array<double, kCutlassFeatures> cutlass_features(int64_t M, int64_t 
 }
 
 // The share of the reduction's fixed cost (skinny feature 3) that a row-major-B skinny plan's
-// reduction is priced at. The parameter was fitted to both skinny kernels' plans; on the
+// reduction is priced at. One parameter prices both skinny kernels' reductions; on the
 // row-major-B kernel's own candidates (every plan of products of 1-16 rows and a row-major B
-// timed) it overprices the plans whose blocks along K write partial products, and the picks
-// among them run faster at a share of a quarter to a half (docs/auto.md): a half, which moves
-// the fewer plans.
+// timed) its plans whose blocks along K write partial products ran faster than the whole cost
+// priced them, and the picks among them ran faster at a share of a quarter to a half
+// (docs/auto.md): a half, which moves the fewer plans.
 inline constexpr double kSkinnyNMajorReduceShare = 0.5;
 
 // The features of a skinny kernel on M x N x K, `batch` products, writing `partials` partial

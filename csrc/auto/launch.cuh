@@ -534,10 +534,6 @@ template <int MT>
 void launch_skinny_async(const GemmProblem& p, const AutoPlan& plan, float* ws, cudaStream_t stream) {
   b_vec_ok(p) ? launch_skinny_ring<MT, false>(p, plan, ws, stream) : launch_skinny_ring<MT, true>(p, plan, ws, stream);
 }
-// The plan as the current device runs it: a row-major-B plan of 128-column blocks on rows of B
-// that are not 16-byte aligned runs single floats, on the same slices of K in blocks of 32
-// columns, where the ring cannot run (the register kernel's float4s need aligned rows); its
-// workspace and clusters follow (auto_workspace of this plan).
 // f.template operator()<MT>() for the row-major-B kernel's build of the plan's rows (1, 4, 8
 // or 16: skinny_rows in auto/plan.h).
 template <class F>
@@ -547,9 +543,13 @@ decltype(auto) with_skinny_nmajor_rows(const AutoPlan& plan, F&& f) {
   if (plan.mt == 8) return f.template operator()<8>();
   return f.template operator()<16>();
 }
+// The plan as the current device runs it: a row-major-B plan of 128-column blocks on rows of B
+// that are not 16-byte aligned runs single floats, on the same slices of K in blocks of 32
+// columns, where the ring cannot run (the register kernel's float4s need aligned rows); its
+// workspace and clusters follow (auto_workspace of this plan).
 inline AutoPlan skinny_plan_as_run(const GemmProblem& p, AutoPlan plan) {
   if (!skinny_split(plan) || plan.w != 4 || b_vec_ok(p)) return plan;
-  if (!with_skinny_nmajor_rows(plan, []<int MT>() { return skinny_ring_runs<MT, true>(); })) plan.w = 1;
+  if (!with_skinny_nmajor_rows(plan, [&]<int MT>() { return skinny_ring_runs<MT, true>(); })) plan.w = 1;
   return plan;
 }
 template <int MT>
