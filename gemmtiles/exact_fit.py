@@ -176,6 +176,12 @@ def load(path: str) -> dict:
     return rows
 
 
+# The warps of each CUTLASS tile as built before a plan's w named them (rows, columns: warps):
+# a CSV of that time times these builds (its w -1 or 1). The 32 x 32 tile had its one-warp
+# build alone; the 64 x 64 tile its two-warp one.
+_CUTLASS_WARPS_BEFORE_W = {(128, 256): 8, (128, 128): 4, (64, 64): 2, (32, 128): 2, (128, 32): 2, (32, 32): 1}
+
+
 def problems(rows: dict, sms: int):
     """For each shape: cuBLAS's time, and each measured candidate's plan, features and time."""
     out = {}
@@ -188,16 +194,17 @@ def problems(rows: dict, sms: int):
         # A CSV without widths (w -1) names a plan only where no other candidate shares its
         # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.
         # So does one written before a CUTLASS plan's w named its tile's warps (w 1 for every
-        # tile then): a tile of one build is that build, and w 1 of the 32 x 32 tile, the
-        # only one then, is its one-warp build.
+        # tile then), but for CUTLASS's tiles: those CSVs timed the builds of that time
+        # (_CUTLASS_WARPS_BEFORE_W), the 32 x 32 tile's w 1 being its one-warp build.
         shared = Counter((p.kernel, p.mt, p.nw, p.splits) for p in plans)
 
         def timed(name, mt=0, nw=0, splits=0, w=0):
             us = times.get((name, mt, nw, splits, w))
-            if us is None and shared[(name, mt, nw, splits)] <= 1:
+            if us is None and name.startswith("cutlass"):
+                if _CUTLASS_WARPS_BEFORE_W.get((mt, nw)) == w:
+                    us = times.get((name, mt, nw, splits, -1), times.get((name, mt, nw, splits, 1)))
+            elif us is None and shared[(name, mt, nw, splits)] <= 1:
                 us = times.get((name, mt, nw, splits, -1))
-                if us is None and name.startswith("cutlass"):
-                    us = times.get((name, mt, nw, splits, 1))
             return us
 
         if timed("cublas") is None:

@@ -26,7 +26,7 @@ LAYOUTS = ("NN", "NT", "TN", "TT")
 
 # The CUTLASS SIMT tiles, the same on every layout: rows, columns, warps (cutlass_tile_at in
 # csrc/auto/plan.h; a CUTLASS plan's w is its tile's warps).
-TILES = [(128, 256, 8), (128, 128, 4), (64, 64, 2), (32, 128, 2), (128, 32, 2), (32, 32, 1), (32, 32, 2)]
+TILES = [(128, 256, 8), (128, 128, 4), (64, 64, 2), (32, 128, 2), (128, 32, 2), (32, 32, 1), (32, 32, 2), (64, 64, 4)]
 # CUTLASS's kernel on the operands as they lie, then after a transposing copy of a K-major A,
 # B or both.
 CUTLASS_KERNELS = ("cutlass", "cutlass_a_copied", "cutlass_b_copied", "cutlass_ab_copied")

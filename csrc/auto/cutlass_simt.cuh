@@ -174,6 +174,7 @@ void with_tile(int rows, int cols, int warps, F&& f) {
   if (is(128, 256, 8)) return f.template operator()<128, 256, 64, 64, 4>();
   if (is(128, 128, 4)) return f.template operator()<128, 128, 64, 64, 5>();
   if (is(64, 64, 2)) return f.template operator()<64, 64, 32, 64, 5>();
+  if (is(64, 64, 4)) return f.template operator()<64, 64, 32, 32, 5>();
   if (is(32, 128, 2)) return f.template operator()<32, 128, 32, 64, 5>();
   // Narrow outputs (a tall product of few columns) and small products: as many blocks as
   // there is work for, one or two warps each. The 32 x 32 tile on one warp holds more blocks

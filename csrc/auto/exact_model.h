@@ -58,20 +58,20 @@
 
 namespace gemmtiles {
 
-// The tiles: CUTLASS's (cutlass_tile_at(0..6) in auto/plan.h), then gemmtiles' own split tiles
+// The tiles: CUTLASS's (cutlass_tile_at(0..7) in auto/plan.h), then gemmtiles' own split tiles
 // of 32 x 128 and 64 x 128 and the pipelined 128 x 128 tile (auto/launch.cuh).
-inline constexpr int kExactTiles = 10, kOwnTile0 = 7;
+inline constexpr int kExactTiles = 11, kOwnTile0 = 8;
 // Blocks of each tile an SM holds at once (registers, then shared memory), for each layout of
 // the operands it loads: [tile][2 * a_kmajor + b_kmajor], so TN, TT, NN, NT. CUTLASS's kernels
 // take registers by layout, and an SM's four register files each hold whole warps: 168 registers
-// a thread (the 64 x 64 tile NN and TT) leave room for three warps a file, six blocks of two an
-// SM, 128 (NT and TN) for four, eight blocks. Hopper's counts (sm_90: 64K registers, 228 KB
+// a thread (the 64 x 64 tile on two warps, NN and TT) leave room for three warps a file, six
+// blocks of two an SM, 128 (NT and TN) for four, eight blocks. Hopper's counts (sm_90: 64K registers, 228 KB
 // of shared memory and 32 blocks an SM), the GPU the parameters were fitted on; another GPU's
 // limits may hold other counts. gemmtiles._C.cutlass_blocks_per_sm asks the GPU what a build's
 // kernels hold, and the tests check on sm_90 that it is this table.
 inline constexpr int kTileBlocksPerSm[kExactTiles][4] = {
     {1, 1, 1, 1},     {2, 2, 2, 2},     {8, 6, 6, 8}, {6, 8, 6, 6}, {6, 8, 6, 6},
-    {20, 20, 16, 20}, {16, 16, 16, 16}, {6, 6, 6, 6}, {3, 3, 3, 3}, {2, 2, 2, 2}};
+    {20, 20, 16, 20}, {16, 16, 16, 16}, {5, 6, 6, 5}, {6, 6, 6, 6}, {3, 3, 3, 3}, {2, 2, 2, 2}};
 inline constexpr int tile_blocks_per_sm(int tile, bool a_kmajor, bool b_kmajor) {
   return kTileBlocksPerSm[tile][2 * int(a_kmajor) + int(b_kmajor)];
 }
@@ -85,7 +85,7 @@ inline constexpr int kCutlassFeatures = kGlobalFeatures + kPerTileFeatures * kEx
 inline constexpr int kGemvFeatures = 8;
 // The name of these features' layout, which a table's 'model exact' line carries (auto/table.cpp):
 // a line fitted to other features is refused rather than read with another meaning.
-inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess-staged-single";
+inline constexpr const char* kExactModelLayout = "per-operand-skinny-ring-steps-in-flight-gemv-rows8-tile32w2-edges-stream-excess-staged-single-tile64w4";
 
 // The most blocks along K whose partial sums their thread-block cluster adds up in shared
 // memory: the portable cluster size (sm_90+).
@@ -113,7 +113,7 @@ struct ExactModel {
 // Fitted on the H100 SXM (132 SMs) to every candidate of random:200:1 timed through the op
 // (python -m gemmtiles.exact_fit; docs/auto.md; the shapes of up to 16 rows timed again with
 // the skinny kernels' slices): the global parameters, then five per tile in
-// kTileBlocksPerSm's order (CUTLASS's seven, gemmtiles' 32 x 128, 64 x 128 and pipelined
+// kTileBlocksPerSm's order (CUTLASS's eight, gemmtiles' 32 x 128, 64 x 128 and pipelined
 // 128 x 128); the skinny kernels' (the row-major-B kernel's steps on float4s, which it runs
 // through shared memory, at its steps' cost on single floats, through registers as when
 // fitted; those on single floats counted since by the rows a lane keeps in flight, which
@@ -145,6 +145,9 @@ struct ExactModel {
 // 32 x 32 tile on two warps had its five fitted apart before that, the others held (python -m
 // gemmtiles.exact_fit --tile 32x32x2: exact_fit.fit_tile), to CUTLASS's kernel on that tile
 // over every product of random:200:1, on the same H200; its K-major costs are the refit's.
+// The 64 x 64 tile on four warps, added last, had its five fitted apart the same way (--tile
+// 64x64x4), the others held at the shipped fit scaled to the H200, to that tile's candidates on
+// the products of 17 rows and more of random:200:3 and random:200:4, on an H200.
 inline constexpr ExactModel kExactModel{
     {4.47908, 3.73818, 0, 0.130287, 0.0694399, 0.0313561, 0.191736, 0.18934,
      0.138073, 4.36313, 54.0306, 0, 6.44217,
@@ -154,6 +157,7 @@ inline constexpr ExactModel kExactModel{
      0.256641, 4.56295, 0, 6.30508, 0.464444,
      0.181453, 5.57626, 4.74626, 49.6438, 0,
      0.0840502, 7.59166, 19.4672, 33.9931, 0,
+     0.107171, 4.76221, 32.1964, 3.04077, 0,
      0.429049, 3.94571, 0, 0.291266, 4.81288,
      0.121161, 4.81365, 0.0882021, 0, 5.21978,
      0.391996, 3.94571, 0, 41.0293, 8.26077},

@@ -247,8 +247,9 @@ inline AutoPlan cutlass_plan() {
 }
 // The CUTLASS SIMT tiles auto/cutlass_simt.cuh builds for every layout: the large one,
 // 128 x 128, 64 x 64, 32 x 128, 128 x 32 (narrow outputs) and 32 x 32 (small products) on one
-// warp and on two (more blocks an SM against more warps a block).
-inline constexpr int kCutlassTileCount = 7;
+// warp and on two, and 64 x 64 again on four warps (more blocks an SM against more warps a
+// block).
+inline constexpr int kCutlassTileCount = 8;
 inline constexpr CutlassTile cutlass_tile_at(int i) {
   return i == 0 ? kCutlassLargeTile
          : i == 1 ? CutlassTile{128, 128, 4}
@@ -256,7 +257,8 @@ inline constexpr CutlassTile cutlass_tile_at(int i) {
          : i == 3 ? CutlassTile{32, 128, 2}
          : i == 4 ? CutlassTile{128, 32, 2}
          : i == 5 ? CutlassTile{32, 32, 1}
-                  : CutlassTile{32, 32, 2};
+         : i == 6 ? CutlassTile{32, 32, 2}
+                  : CutlassTile{64, 64, 4};
 }
 // The index of the tile of rows x cols on `warps` warps in cutlass_tile_at, or -1.
 inline constexpr int cutlass_tile_index(int rows, int cols, int warps) {
