@@ -177,8 +177,9 @@ def load(path: str) -> dict:
 
 
 # The warps of each CUTLASS tile as built before a plan's w named them (rows, columns: warps):
-# a CSV of that time times these builds (its w -1 or 1). The 32 x 32 tile had its one-warp
-# build alone; the 64 x 64 tile its two-warp one.
+# a CSV of that time (w 1 for every CUTLASS tile, or no w column: w -1) times these builds. The
+# 32 x 32 tile had its one-warp build alone, the 64 x 64 tile its two-warp one. (CSVs older
+# still, from before the 128 x 128 tile took four warps, timed it on eight: read as four.)
 _CUTLASS_WARPS_BEFORE_W = {(128, 256): 8, (128, 128): 4, (64, 64): 2, (32, 128): 2, (128, 32): 2, (32, 32): 1}
 
 
@@ -193,9 +194,9 @@ def problems(rows: dict, sms: int):
         plans = [plan for plan, _ in _C.exact_candidates(mm, n, k, bb, a_k, b_k, b_vec, sms, a_vec) if not plan.swapped]
         # A CSV without widths (w -1) names a plan only where no other candidate shares its
         # kernel, tile and splits: two load widths at one cut are two plans it cannot tell apart.
-        # So does one written before a CUTLASS plan's w named its tile's warps (w 1 for every
-        # tile then), but for CUTLASS's tiles: those CSVs timed the builds of that time
-        # (_CUTLASS_WARPS_BEFORE_W), the 32 x 32 tile's w 1 being its one-warp build.
+        # CUTLASS's tiles are read apart: a CSV written before a plan's w named its tile's warps
+        # (w 1 for every tile, or no w: -1) timed the builds of that time
+        # (_CUTLASS_WARPS_BEFORE_W), whichever other builds share the tile now.
         shared = Counter((p.kernel, p.mt, p.nw, p.splits) for p in plans)
 
         def timed(name, mt=0, nw=0, splits=0, w=0):

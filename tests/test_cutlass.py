@@ -486,13 +486,17 @@ def test_exact_fit_reads_a_csv_without_widths_only_where_it_names_one_plan(tmp_p
     assert timed == {tuple(alone): 30.0}
 
 
-def test_exact_fit_reads_cutlass_rows_written_before_w_named_the_warps(tmp_path):
-    # A CSV of an earlier gemmtiles wrote w 1 for every CUTLASS tile: a tile of one build is that
-    # build's timing; the 32 x 32 tile's w 1 is its one-warp build, the two-warp one untimed.
+@pytest.mark.parametrize("with_w", [True, False])
+def test_exact_fit_reads_cutlass_rows_written_before_w_named_the_warps(tmp_path, with_w):
+    # A CSV of an earlier gemmtiles wrote w 1 for every CUTLASS tile (or had no w column): it
+    # timed the builds of that time, the 32 x 32 tile's one-warp build and the 64 x 64 tile's
+    # two-warp one; the builds added since (32 x 32 on two warps, 64 x 64 on four) stay untimed.
     m, n, k = 300, 300, 600
     path = tmp_path / "old.csv"
-    rows = [",".join(exact_fit.CSV_FIELDS), f"1,{m},{n},{k},NN,0,cublas,0,0,0,10.0,0,0",
-            f"1,{m},{n},{k},NN,0,cutlass,64,64,1,20.0,0,1", f"1,{m},{n},{k},NN,0,cutlass,32,32,1,30.0,0,1"]
+    fields = exact_fit.CSV_FIELDS if with_w else exact_fit.CSV_FIELDS[:-1]
+    w, w0 = (",1", ",0") if with_w else ("", "")
+    rows = [",".join(fields), f"1,{m},{n},{k},NN,0,cublas,0,0,0,10.0,0{w0}",
+            f"1,{m},{n},{k},NN,0,cutlass,64,64,1,20.0,0{w}", f"1,{m},{n},{k},NN,0,cutlass,32,32,1,30.0,0{w}"]
     path.write_text("\n".join(rows) + "\n")
     probs = exact_fit.problems(exact_fit.load(str(path)), H100_SMS)
     timed = {tuple(p)[:5]: us for p, _, us in next(iter(probs.values()))["candidates"]}

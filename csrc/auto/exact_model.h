@@ -65,9 +65,10 @@ inline constexpr int kExactTiles = 11, kOwnTile0 = 8;
 // the operands it loads: [tile][2 * a_kmajor + b_kmajor], so TN, TT, NN, NT. CUTLASS's kernels
 // take registers by layout, and an SM's four register files each hold whole warps: 168 registers
 // a thread (the 64 x 64 tile on two warps, NN and TT) leave room for three warps a file, six
-// blocks of two an SM, 128 (NT and TN) for four, eight blocks. Hopper's counts (sm_90: 64K registers, 228 KB
-// of shared memory and 32 blocks an SM), the GPU the parameters were fitted on; another GPU's
-// limits may hold other counts. gemmtiles._C.cutlass_blocks_per_sm asks the GPU what a build's
+// blocks of two an SM, 128 (NT and TN) for four, eight blocks; on four warps of 32 x 32 the
+// same tile holds six blocks NN and TT and five NT and TN. Hopper's counts (sm_90: 64K
+// registers, 228 KB of shared memory and 32 blocks an SM), the GPU the parameters were fitted
+// on; another GPU's limits may hold other counts. gemmtiles._C.cutlass_blocks_per_sm asks the GPU what a build's
 // kernels hold, and the tests check on sm_90 that it is this table.
 inline constexpr int kTileBlocksPerSm[kExactTiles][4] = {
     {1, 1, 1, 1},     {2, 2, 2, 2},     {8, 6, 6, 8}, {6, 8, 6, 6}, {6, 8, 6, 6},

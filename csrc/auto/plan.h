@@ -237,7 +237,7 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // block per SM, on every layout (256 x 128, tried for a column-major A and row-major B, ran
 // slower than it or level with it); cutlass_tile_at lists the smaller ones. A table's `cutlass`
 // entry names the large tile, data-parallel (cutlass_plan). A CUTLASS plan's w is its tile's
-// warps: the 32 x 32 tile is built on one warp and on two.
+// warps: the 32 x 32 tile is built on one warp and on two, the 64 x 64 tile on two and on four.
 struct CutlassTile {
   int bm, bn, warps;
 };
