@@ -26,10 +26,10 @@ from gemmtiles._ops import _C  # noqa: E402
 
 SMS = 132
 KERNELS = ["gemv", "skinny_kmajor", "skinny_nmajor", "cutlass 32 x 32", "cutlass 32 x 32, 2 warps",
-           "cutlass 32 x 128", "cutlass 128 x 32", "cutlass 64 x 64", "cutlass 128 x 128", "cutlass large",
-           "copied, cutlass", "own split tiles", "tf32"]
-COLORS = ["#c51b8a", "#fde0dd", "#fa9fb5", "#deebf7", "#bdbdbd", "#c6dbef", "#bcbddc", "#9ecae1", "#3182bd", "#08519c",
-          "#74c476", "#ffffb2", "#fd8d3c"]
+           "cutlass 32 x 128", "cutlass 128 x 32", "cutlass 64 x 64", "cutlass 64 x 64, 4 warps", "cutlass 128 x 128",
+           "cutlass large", "copied, cutlass", "own split tiles", "tf32"]
+COLORS = ["#c51b8a", "#fde0dd", "#fa9fb5", "#deebf7", "#bdbdbd", "#c6dbef", "#bcbddc", "#9ecae1", "#6a51a3", "#3182bd",
+          "#08519c", "#74c476", "#ffffb2", "#fd8d3c"]
 M = np.unique(np.round(np.logspace(0, 13, 53, base=2)).astype(int))       # 1 .. 8192
 NK = np.unique(np.round(np.logspace(7, 14, 29, base=2)).astype(int))       # 128 .. 16384
 
@@ -42,7 +42,9 @@ def kernel(m: int, nk: int, layout: str, tensor_cores: str = "none") -> str:
     if plan.kernel == "cutlass":
         if plan.mt * plan.nw == 128 * 256:
             return "cutlass large"
-        return f"cutlass {plan.mt} x {plan.nw}" + (", 2 warps" if (plan.mt, plan.nw, plan.w) == (32, 32, 2) else "")
+        tile = (plan.mt, plan.nw, plan.w)
+        builds = {(32, 32, 2): ", 2 warps", (64, 64, 4): ", 4 warps"}
+        return f"cutlass {plan.mt} x {plan.nw}" + builds.get(tile, "")
     if plan.kernel == "split_tile":
         return "own split tiles"
     return plan.kernel
