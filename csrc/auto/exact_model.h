@@ -68,8 +68,8 @@ inline constexpr int kExactTiles = 11, kOwnTile0 = 8;
 // blocks of two an SM, 128 (NT and TN) for four, eight blocks; on four warps of 32 x 32 the
 // same tile holds six blocks NN and TT and five NT and TN. Hopper's counts (sm_90: 64K
 // registers, 228 KB of shared memory and 32 blocks an SM), the GPU the parameters were fitted
-// on; another GPU's limits may hold other counts. gemmtiles._C.cutlass_blocks_per_sm asks the GPU what a build's
-// kernels hold, and the tests check on sm_90 that it is this table.
+// on; another GPU's limits may hold other counts. gemmtiles._C.cutlass_blocks_per_sm asks the
+// GPU what a build's kernels hold, and the tests check on sm_90 that it is this table.
 inline constexpr int kTileBlocksPerSm[kExactTiles][4] = {
     {1, 1, 1, 1},     {2, 2, 2, 2},     {8, 6, 6, 8}, {6, 8, 6, 6}, {6, 8, 6, 6},
     {20, 20, 16, 20}, {16, 16, 16, 16}, {5, 6, 6, 5}, {6, 6, 6, 6}, {3, 3, 3, 3}, {2, 2, 2, 2}};
