@@ -28,22 +28,64 @@ using namespace gemmtiles;
 
 namespace {
 
+// A thread's place: its product's operands, its warp, its lane along k and its group, the
+// block's first column of kCols, and the group's NB lines of W (columns past N read the
+// block's first).
+template <int KL, int NB>
+struct Place {
+  BatchView v;
+  int warp, kl, group;
+  int64_t first;
+  const float* col[NB];
+  __device__ Place(const GemmProblem& p, int kCols)
+      : v(batch_view(p)), warp(int(threadIdx.x) / 32), kl(int(threadIdx.x) % 32 % KL),
+        group(int(threadIdx.x) % 32 / KL), first(int64_t(blockIdx.x) * kCols) {
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      const int64_t n = first + group * NB + j;
+      col[j] = v.b + (n < p.N ? n : first) * p.b_cs;
+    }
+  }
+};
+
+// A block's sums, as gemv.cuh's kernel adds and stores them: over a group's lanes by shuffles,
+// then the warps' in shared memory in a fixed order, through the epilogue.
+template <int MT, int NB, int KL>
+__device__ __forceinline__ void store_sums(const float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
+                                           int64_t first, int warp, int kl, int group) {
+  constexpr int kCols = 32 / KL * NB;
+  __shared__ float sums[kGemvWarps][MT * kCols];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      float s = acc[m][j];
+#pragma unroll
+      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
+      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
+    }
+  __syncthreads();
+  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
+    const int m = t / kCols;
+    const int64_t n = first + t % kCols;
+    if (m >= p.M || n >= p.N) continue;
+    float s = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
+    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
+  }
+}
+
 // MT rows (M <= MT), NB columns of W per group of KL lanes along k, W's lines AHEAD steps
 // ahead, BPS blocks an SM; 8 warps take K's chunks of KL float4s in turn, as gemv.cuh's kernel.
 template <int MT, int NB, int KL, int AHEAD, int BPS>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmProblem p) {
   constexpr int kCols = 32 / KL * NB, kStep = KL * 4, kRound = kGemvWarps * kStep, kSlots = AHEAD + 1;
-  const BatchView v = batch_view(p);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int kl = lane % KL, group = lane / KL;
-  const int64_t first = int64_t(blockIdx.x) * kCols;
-  if (first >= p.N) return;
-  const float* col[NB];
-#pragma unroll
-  for (int j = 0; j < NB; ++j) {
-    const int64_t n = first + group * NB + j;
-    col[j] = v.b + (n < p.N ? n : first) * p.b_cs;
-  }
+  const Place<KL, NB> at(p, kCols);
+  if (at.first >= p.N) return;
+  const BatchView& v = at.v;
+  const int warp = at.warp, kl = at.kl;
+  const float* const(&col)[NB] = at.col;
   float acc[MT][NB] = {};
   float b[kSlots][NB][4];
   const int64_t k0 = int64_t(warp) * kStep + kl * 4;
@@ -73,26 +115,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmPr
       }
     }
   }
-  __shared__ float sums[kGemvWarps][MT * kCols];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      float s = acc[m][j];
-#pragma unroll
-      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
-      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
-    }
-  __syncthreads();
-  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
-    const int m = t / kCols;
-    const int64_t n = first + t % kCols;
-    if (m >= p.M || n >= p.N) continue;
-    float s = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
-    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
-  }
+  store_sums<MT, NB, KL>(acc, p, v, at.first, warp, kl, at.group);
 }
 
 
@@ -103,17 +126,11 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmPr
 template <int MT, int NB, int KL, int BPS>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_fast_kernel(GemmProblem p) {
   constexpr int kCols = kGemvBlockColumns<NB, KL>, kStep = KL * 4;
-  const BatchView v = batch_view(p);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int kl = lane % KL, group = lane / KL;
-  const int64_t first = int64_t(blockIdx.x) * kCols;
-  if (first >= p.N) return;
-  const float* col[NB];
-#pragma unroll
-  for (int j = 0; j < NB; ++j) {
-    const int64_t n = first + group * NB + j;
-    col[j] = v.b + (n < p.N ? n : first) * p.b_cs;
-  }
+  const Place<KL, NB> at(p, kCols);
+  if (at.first >= p.N) return;
+  const BatchView& v = at.v;
+  const int warp = at.warp, kl = at.kl;
+  const float* const(&col)[NB] = at.col;
   const float* row[MT];
 #pragma unroll
   for (int m = 0; m < MT; ++m) row[m] = v.a + (m < p.M ? m : p.M - 1) * p.a_rs;
@@ -144,26 +161,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_fast_kernel(GemmPro
       }
     }
   }
-  __shared__ float sums[kGemvWarps][MT * kCols];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      float s = acc[m][j];
-#pragma unroll
-      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
-      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
-    }
-  __syncthreads();
-  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
-    const int m = t / kCols;
-    const int64_t n = first + t % kCols;
-    if (m >= p.M || n >= p.N) continue;
-    float s = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
-    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
-  }
+  store_sums<MT, NB, KL>(acc, p, v, at.first, warp, kl, at.group);
 }
 
 template <class Run>
