@@ -195,15 +195,44 @@ void ahead(const GemmProblem& p, float* out, const float* ref) {
   report(p, name, kCols, [&] { gemv_ahead_kernel<8, NB, KL, AHEAD, BPS><<<grid, 32 * kGemvWarps>>>(p); }, out, ref);
 }
 
-}  // namespace
-
-
 template <int MT, int NB, int KL, int BPS>
 void fast(const GemmProblem& p, float* out, const float* ref, const char* name) {
   constexpr int kCols = kGemvBlockColumns<NB, KL>;
   const dim3 grid(static_cast<unsigned>((p.N + kCols - 1) / kCols));
   report(p, name, kCols, [&] { gemv_fast_kernel<MT, NB, KL, BPS><<<grid, 32 * kGemvWarps>>>(p); }, out, ref);
 }
+
+// x (M x K) and W (N x K) drawn uniform, their lines padded to 16 bytes where K is not a
+// multiple of 4, an output, and the problem x @ W^T on them (W^T: column-major B, W's rows
+// along k).
+struct Operands {
+  int64_t ld;
+  float *a, *b, *out;
+  GemmProblem p{};
+  Operands(const Operands&) = delete;
+  Operands(int64_t M, int64_t N, int64_t K) : ld((K + 3) / 4 * 4) {
+    CHECK(cudaMalloc(&a, M * ld * 4));
+    CHECK(cudaMalloc(&b, ld * N * 4));
+    CHECK(cudaMalloc(&out, M * N * 4));
+    upload_uniform(a, M * ld);
+    upload_uniform(b, ld * N);
+    p.batch = 1; p.M = M; p.N = N; p.K = K;
+    p.a = a; p.a_bs = M * ld; p.a_rs = ld; p.a_cs = 1;
+    p.b = b; p.b_bs = N * ld; p.b_rs = 1; p.b_cs = ld;
+    p.out = out; p.out_bs = M * N; p.out_rs = N; p.out_cs = 1; p.alpha = 1; p.beta = 0;
+  }
+  ~Operands() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(out);
+  }
+  // cuBLAS's x @ W^T of the first m rows into dst, compute type t.
+  void cublas(cublasHandle_t h, cublasComputeType_t t, float* dst, int64_t m) const {
+    cublas_x_wt(h, t, a, b, dst, int(m), int(p.N), int(p.K), int(ld));
+  }
+};
+
+}  // namespace
 
 // What holds the shipped 8-row kernels back: each timed on 8 rows, then with the same 8-row
 // build on one row (rows past M load no A: zeros), against the one-row build.
@@ -227,54 +256,30 @@ int main(int argc, char** argv) {
   std::printf("m,n,k,variant,columns,us,err\n");
   if (argc > 1 && std::string(argv[1]) == "diagnose") {
     for (int i = 2; i + 1 < argc; i += 2) {
-      const int64_t M = 8, N = atoll(argv[i]), K = atoll(argv[i + 1]);
-      float *a, *b, *out, *ref1, *ref8;
-      CHECK(cudaMalloc(&a, M * K * 4));
-      CHECK(cudaMalloc(&b, K * N * 4));
-      CHECK(cudaMalloc(&out, M * N * 4));
-      CHECK(cudaMalloc(&ref1, N * 4));
-      CHECK(cudaMalloc(&ref8, M * N * 4));
-      upload_uniform(a, M * K);
-      upload_uniform(b, K * N);
-      cublas_x_wt(h, CUBLAS_COMPUTE_32F, a, b, ref8, int(M), int(N), int(K));
-      cublas_x_wt(h, CUBLAS_COMPUTE_32F, a, b, ref1, 1, int(N), int(K));
+      const Operands x(8, atoll(argv[i]), atoll(argv[i + 1]));
+      float *ref1, *ref8;
+      CHECK(cudaMalloc(&ref1, x.p.N * 4));
+      CHECK(cudaMalloc(&ref8, x.p.M * x.p.N * 4));
+      x.cublas(h, CUBLAS_COMPUTE_32F, ref8, x.p.M);
+      x.cublas(h, CUBLAS_COMPUTE_32F, ref1, 1);
       CHECK(cudaDeviceSynchronize());
-      GemmProblem p{};
-      p.batch = 1; p.M = M; p.N = N; p.K = K;
-      p.a = a; p.a_bs = M * K; p.a_rs = K; p.a_cs = 1;
-      p.b = b; p.b_bs = N * K; p.b_rs = 1; p.b_cs = K;
-      p.out = out; p.out_bs = M * N; p.out_rs = N; p.out_cs = 1; p.alpha = 1; p.beta = 0;
-      diagnose(p, out, ref1, ref8);
+      diagnose(x.p, x.out, ref1, ref8);
       std::fflush(stdout);
-      cudaFree(a); cudaFree(b); cudaFree(out); cudaFree(ref1); cudaFree(ref8);
+      cudaFree(ref1); cudaFree(ref8);
     }
     cublasDestroy(h);
     return 0;
   }
   for (int i = 1; i + 2 < argc; i += 3) {
-    const int64_t M = atoll(argv[i]), N = atoll(argv[i + 1]), K = atoll(argv[i + 2]);
+    const int64_t M = atoll(argv[i]);
     if (M < 5 || M > 8) continue;
-    // Lines of x and W padded to 16 bytes where K is not a multiple of 4.
-    const int64_t ld = (K + 3) / 4 * 4;
-    float *a, *b, *out, *ref;
-    CHECK(cudaMalloc(&a, M * ld * 4));
-    CHECK(cudaMalloc(&b, ld * N * 4));
-    CHECK(cudaMalloc(&out, M * N * 4));
-    CHECK(cudaMalloc(&ref, M * N * 4));
-    upload_uniform(a, M * ld);
-    upload_uniform(b, ld * N);
-    const float one = 1, zero = 0;
-    auto cublas = [&](cublasComputeType_t t, float* dst) {
-      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, b, CUDA_R_32F, int(ld), a, CUDA_R_32F,
-                   int(ld), &zero, dst, CUDA_R_32F, int(N), t, CUBLAS_GEMM_DEFAULT);
-    };
-    cublas(CUBLAS_COMPUTE_32F, ref);
+    const Operands x(M, atoll(argv[i + 1]), atoll(argv[i + 2]));
+    const GemmProblem& p = x.p;
+    float* const out = x.out;
+    float* ref;
+    CHECK(cudaMalloc(&ref, p.M * p.N * 4));
+    x.cublas(h, CUBLAS_COMPUTE_32F, ref, p.M);
     CHECK(cudaDeviceSynchronize());
-    GemmProblem p{};
-    p.batch = 1; p.M = M; p.N = N; p.K = K;
-    p.a = a; p.a_bs = M * ld; p.a_rs = ld; p.a_cs = 1;
-    p.b = b; p.b_bs = N * ld; p.b_rs = 1; p.b_cs = ld;  // W^T: column-major B, W's rows along k
-    p.out = out; p.out_bs = M * N; p.out_rs = N; p.out_cs = 1; p.alpha = 1; p.beta = 0;
     // The shipped 5-8-row kernels (kGemvBuilds' 8-lane build, kGemvFew, kGemvDeep in auto/plan.h).
     shipped<2, 8, 2>(p, out, ref, "build_nb2_kl8_b2");
     shipped<2, 16, 2>(p, out, ref, "few_nb2_kl16_b2");
@@ -287,23 +292,23 @@ int main(int argc, char** argv) {
     fast<8, 4, 8, 2>(p, out, ref, "fast_nb4_kl8_b2");
     fast<8, 2, 16, 3>(p, out, ref, "fast_nb2_kl16_b3");
     if (std::getenv("AHEAD")) {
-    ahead<2, 8, 1, 2>(p, out, ref);
-    ahead<2, 8, 1, 3>(p, out, ref);
-    ahead<2, 8, 1, 4>(p, out, ref);
-    ahead<2, 8, 2, 3>(p, out, ref);
-    ahead<2, 8, 3, 2>(p, out, ref);
-    ahead<4, 8, 1, 2>(p, out, ref);
-    ahead<4, 8, 1, 3>(p, out, ref);
-    ahead<1, 8, 3, 4>(p, out, ref);
-    ahead<2, 16, 1, 3>(p, out, ref);
-    ahead<2, 16, 2, 2>(p, out, ref);
-    ahead<4, 16, 1, 2>(p, out, ref);
-    ahead<2, 4, 1, 4>(p, out, ref);
+      ahead<2, 8, 1, 2>(p, out, ref);
+      ahead<2, 8, 1, 3>(p, out, ref);
+      ahead<2, 8, 1, 4>(p, out, ref);
+      ahead<2, 8, 2, 3>(p, out, ref);
+      ahead<2, 8, 3, 2>(p, out, ref);
+      ahead<4, 8, 1, 2>(p, out, ref);
+      ahead<4, 8, 1, 3>(p, out, ref);
+      ahead<1, 8, 3, 4>(p, out, ref);
+      ahead<2, 16, 1, 3>(p, out, ref);
+      ahead<2, 16, 2, 2>(p, out, ref);
+      ahead<4, 16, 1, 2>(p, out, ref);
+      ahead<2, 4, 1, 4>(p, out, ref);
     }
-    report(p, "cublas_fp32", 0, [&] { cublas(CUBLAS_COMPUTE_32F, out); }, out, ref);
-    report(p, "cublas_tf32", 0, [&] { cublas(CUBLAS_COMPUTE_32F_FAST_TF32, out); }, out, ref);
+    report(p, "cublas_fp32", 0, [&] { x.cublas(h, CUBLAS_COMPUTE_32F, out, p.M); }, out, ref);
+    report(p, "cublas_tf32", 0, [&] { x.cublas(h, CUBLAS_COMPUTE_32F_FAST_TF32, out, p.M); }, out, ref);
     std::fflush(stdout);
-    cudaFree(a); cudaFree(b); cudaFree(out); cudaFree(ref);
+    cudaFree(ref);
   }
   cublasDestroy(h);
   return 0;

@@ -70,13 +70,14 @@ inline void upload_uniform(float* dst, size_t n) {
   CHECK(cudaMemcpy(dst, host.data(), n * 4, cudaMemcpyHostToDevice));
 }
 
-// out (M x N, row-major) = x (M x K) @ W^T (W: N x K), both row-major, on cuBLAS with compute
-// type t (CUBLAS_COMPUTE_32F, or _FAST_TF32 for cuBLAS TF32).
+// out (M x N, row-major) = x (M x K) @ W^T (W: N x K), both row-major with lines ld floats apart
+// (0: K), on cuBLAS with compute type t (CUBLAS_COMPUTE_32F, or _FAST_TF32 for cuBLAS TF32).
 inline void cublas_x_wt(cublasHandle_t h, cublasComputeType_t t, const float* x, const float* w, float* out, int M,
-                        int N, int K) {
+                        int N, int K, int ld = 0) {
   const float one = 1, zero = 0;
-  cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, CUDA_R_32F, K, x, CUDA_R_32F, K, &zero, out, CUDA_R_32F,
-               N, t, CUBLAS_GEMM_DEFAULT);
+  if (ld == 0) ld = K;
+  cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, CUDA_R_32F, ld, x, CUDA_R_32F, ld, &zero, out,
+               CUDA_R_32F, N, t, CUBLAS_GEMM_DEFAULT);
 }
 
 // ||out - ref|| / ||ref|| over n floats of device memory.
