@@ -278,17 +278,17 @@ def test_gemv_candidates_take_few_rows_of_a_kmajor_b(m, b_k, b_vec):
 
 def test_the_gemv_kernel_follows_blocks_and_k():
     # (columns, lanes along k, blocks an SM): the 5-8-row build's kernel on blocks of 4 columns
-    # where its blocks of 8 number fewer than the SMs (the batch's blocks counted), else 16
-    # lanes on 8 columns from a K of 1024, else its own 8 lanes; the 1- and 2-4-row float4
-    # builds' groups of 4 lanes on blocks of 32 and 16 columns below a K of 512, else their own
-    # 32 lanes; the single-float build its own.
+    # where its blocks of 8 number fewer than the SMs (the batch's blocks counted), else its own
+    # 8 lanes, at any K; the 1- and 2-4-row float4 builds' groups of 4 lanes on blocks of 32 and
+    # 16 columns below a K of 512, else their own 32 lanes; the single-float build its own.
     assert _C.gemv_kernel(8, 1000, 4096, 1, True, H100_SMS) == (4, 16, 2)  # 125 blocks
     assert _C.gemv_kernel(5, 1000, 300, 1, True, H100_SMS) == (4, 16, 2)
-    assert _C.gemv_kernel(8, 1056, 4096, 1, True, H100_SMS) == (8, 16, 1)  # 132 blocks
-    assert _C.gemv_kernel(8, 1000, 4096, 2, True, H100_SMS) == (8, 16, 1)  # 250 blocks
-    assert _C.gemv_kernel(6, 4096, 1024, 1, True, H100_SMS) == (8, 16, 1)
+    assert _C.gemv_kernel(8, 1056, 4096, 1, True, H100_SMS) == (8, 8, 2)  # 132 blocks
+    assert _C.gemv_kernel(8, 1000, 4096, 2, True, H100_SMS) == (8, 8, 2)  # 250 blocks
+    assert _C.gemv_kernel(6, 4096, 1024, 1, True, H100_SMS) == (8, 8, 2)
+    assert _C.gemv_kernel(6, 4096, 16384, 1, True, H100_SMS) == (8, 8, 2)
     assert _C.gemv_kernel(6, 4096, 1020, 1, True, H100_SMS) == (8, 8, 2)
-    assert _C.gemv_kernel(8, 1000, 4096, 1, True, 0) == (8, 16, 1)  # SMs unknown: no few-block kernel
+    assert _C.gemv_kernel(8, 1000, 4096, 1, True, 0) == (8, 8, 2)  # SMs unknown: no few-block kernel
     assert _C.gemv_kernel(1, 100, 100, 1, True, H100_SMS) == (32, 4, 4)
     assert _C.gemv_kernel(1, 100, 511, 3, True, H100_SMS) == (32, 4, 4)
     assert _C.gemv_kernel(1, 100, 512, 1, True, H100_SMS) == (8, 32, 4)
@@ -961,6 +961,15 @@ def test_each_gemv_candidate_is_right(pad):
             with forced_plan("gemv", 1 if m == 1 else 4 if m <= 4 else 8, cols, 4, 1, k):
                 check_tier("auto", a, b, alpha=0.5)
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
+    # 5-8 rows on float4s where K is not a multiple of 4 and W's and A's lines are padded to
+    # 16 bytes: the steps inside K run unchecked, the last one's elements checked
+    # (gemv_accumulate_whole), on blocks of 8 columns and, fewer than the SMs, of 4.
+    for m, n, k in [(5, 130, 1023), (8, 2113, 4097), (7, 9, 3), (6, 257, 7), (8, 1500, 1025)]:
+        a = operand(m, k, "cuda", "row", pad=(-k) % 4)
+        b = operand(k, n, "cuda", "col", pad=(-k) % 4)
+        with forced_plan("gemv", 8, 8, 4, 1, k):
+            check_tier("auto", a, b, alpha=0.5)
+            check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
     # One row's float4s on W^T's lines realigned: each start off 16 bytes (pitch a multiple of
     # 4, offsets 1-3), half of them (pitch 2 mod 4) or each in turn (odd pitch), with A's row
     # aligned, not, or along m, a batch whose stride moves the starts, and K shorter than the
@@ -981,6 +990,15 @@ def test_each_gemv_candidate_is_right(pad):
 @needs_cuda
 @needs_cutlass
 def test_a_gemv_plan_runs_the_kernel_of_its_k():
+    # A float4 plan of 5-8 rows runs its build's 8 lanes on 2 columns each at any K where its
+    # blocks fill the SMs, on the whole-step kernel where A's rows are aligned lines.
+    for m, n, k in [(6, 4096, 4096), (8, 2113, 1028), (5, 1500, 300)]:
+        a, b = _operands(m, n, k, "NT")
+        with forced_plan("gemv", 8, 8, 4, 1, k):
+            names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))
+            check_tier("auto", a, b, alpha=0.5)
+        # 8 lanes on 2 columns each, the whole-step kernel (A's rows aligned) at its three blocks an SM
+        assert any("gemv_kmajor_kernel<8, 2, 4, 8, 3, false, true>" in x for x in names), (m, n, k, names)
     # A float4 plan of 1 or 2-4 rows, of either width it names, runs groups of 4 lanes along k
     # below a K of 512 (blocks of 32 columns for one row, 16 for 2-4: NB 4 and 2) and its
     # build's 32 lanes on its own width from 512 on: one row's W^T realigned on an odd K, a

@@ -8,7 +8,7 @@
 // through the epilogue. One launch, no second pass, the same bits every run.
 // A warp is 32 / KL groups of KL lanes along k, each group on NB columns (a block: 32 / KL x NB
 // of them): with all 32 lanes along k (up to 4 rows from a K of 512), a lane's A loads are its
-// own; with groups of 8 (5-8 rows; 16 on few blocks or a deep K), or of 4 (up to 4 rows on a
+// own; with groups of 8 (5-8 rows; 16 on few blocks), or of 4 (up to 4 rows on a
 // shallower K; gemv_kernel in auto/plan.h), the groups of a warp load the same A(m, k..k+3),
 // one line a row shared by the warp, so that A's loads, MT a step against NB of B, stay few in
 // the load pipe. NB trades blocks for loads in flight: NB lines of W per lane and step, issued
@@ -108,6 +108,51 @@ __device__ __forceinline__ void gemv_accumulate(float (&acc)[MT][NB], const Gemm
   }
 }
 
+// A group's sums over K on the 5-8-row build (more rows than kGemvCheckedMaxRows), A's rows and
+// B's lines 16-byte aligned and not realigned: while a step's float4s lie inside K (k + 3 < K),
+// every row's and line's load runs unchecked from a pointer set once (rows past M read row 0,
+// whose sums for them are never stored); the one step past that, if any, float by float with
+// bounds. gemv_accumulate tests every row and line at every step: on 8 rows those tests and
+// their addresses were most of a step's instructions, and the kernel ran on fewer bytes of W
+// in flight for them (scripts/gemv_ahead.cu, docs/auto.md).
+inline constexpr int kGemvCheckedMaxRows = 4;
+// The whole-step kernel's blocks an SM (its launch bounds): its loop fits 80 registers without
+// spilling, room for three blocks of 8 warps where the checked kernel's 128 leave two; held to
+// two, the compiler takes 106-122 and the kernel ran no faster than the checked one.
+inline constexpr int kGemvWholeBlocksPerSm = 3;
+template <int MT, int NB, int KL>
+__device__ __forceinline__ void gemv_accumulate_whole(float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
+                                                      const float* const (&col)[NB], int warp, int kl) {
+  constexpr int kStep = KL * 4;
+  // Rows' offsets, the same for every thread of the block (uniform registers, not a pointer a
+  // row in each thread's).
+  int64_t row[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) row[m] = (m < p.M ? m : 0) * p.a_rs;
+  int64_t k = int64_t(warp) * kStep + kl * 4;
+  for (; k + 3 < p.K; k += int64_t(kGemvWarps) * kStep) {
+    float b[NB][4], a[MT][4];
+#pragma unroll
+    for (int j = 0; j < NB; ++j) load_stream4(b[j], col[j] + k);
+#pragma unroll
+    for (int m = 0; m < MT; ++m) load4(a[m], v.a + row[m] + k);
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+#pragma unroll
+        for (int w = 0; w < 4; ++w) acc[m][j] = fmaf(a[m][w], b[j][w], acc[m][j]);
+  }
+  for (; k < p.K; ++k) {  // the last step's elements inside K (none where its float4 was whole)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      const float a = v.a[row[m] + k];
+#pragma unroll
+      for (int j = 0; j < NB; ++j) acc[m][j] = fmaf(a, load_stream(col[j] + k), acc[m][j]);
+    }
+  }
+}
+
 // The realigned kernel's period for B's pitch (in floats): 4 / gcd(pitch, 4), the columns apart
 // whose lines start alike; and its grid's blocks along N (a period's residues, each in blocks of
 // kCols columns, up to period - 1 blocks more than aligned lines take).
@@ -120,8 +165,13 @@ inline int64_t gemv_realigned_blocks(int64_t N, int kCols, int period) {
 // (period: 4 / the largest power of two, up to 4, dividing B's pitch), whose lines all start
 // the same distance S from a 16-byte boundary, and its groups run their lines from element S
 // on (gemv_accumulate). Without it, period is 1 and S 0.
-template <int MT, int NB, int W, int KL, int BPS, bool kRealign>
+// kWhole (the 5-8-row build on float4s, A's rows 16-byte aligned lines: launch_gemv_kernel in
+// auto/launch.cuh checks): its steps inside K unchecked (gemv_accumulate_whole), a kernel of its
+// own, whose registers are allotted to that loop alone (the same loop beside the checked one in
+// one kernel ran 1.20x as long on 16 products of 5-8 rows, scripts/gemv_ahead.cu).
+template <int MT, int NB, int W, int KL, int BPS, bool kRealign, bool kWhole = false>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p, int period) {
+  static_assert(!kWhole || (W == 4 && !kRealign && MT > kGemvCheckedMaxRows), "whole steps: the 5-8-row float4s");
   static_assert(KL >= 1 && KL <= 32 && 32 % KL == 0, "a warp holds whole groups of lanes along k");
   static_assert(!kRealign || W == 4, "lines are realigned for float4 loads");
   static_assert(!kRealign || KL >= 4, "a realigned line's first S elements (up to 3) go to a group's lanes");
@@ -150,8 +200,12 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmP
       default: gemv_accumulate<3, true, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_unit); break;
     }
   } else {
-    const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
-    gemv_accumulate<0, false, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_vec);
+    if constexpr (kWhole) {
+      gemv_accumulate_whole<MT, NB, KL>(acc, p, v, col, warp, kl);
+    } else {
+      const bool a_vec = W == 4 && p.a_cs == 1 && operand_vec_ok(v.a, p.a_rs);
+      gemv_accumulate<0, false, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_vec);
+    }
   }
   __shared__ float sums[kGemvWarps][MT * kCols];
 #pragma unroll

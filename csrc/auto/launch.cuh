@@ -568,6 +568,13 @@ void launch_gemv_kernel(const GemmProblem& p, cudaStream_t stream) {
   static_assert(kGemvBlockColumns<NB, kLanes> == kColumns, "a block holds whole groups of lanes");
   if (W == 1 || (operand_vec_ok(p.b, p.b_cs) && p.b_bs % 4 == 0)) {
     const dim3 grid(static_cast<unsigned>(ceil_div64(p.N, kColumns)), 1, static_cast<unsigned>(p.batch));
+    if constexpr (W == 4 && MT > kGemvCheckedMaxRows) {
+      // A's rows 16-byte aligned lines in every batch entry: the steps inside K unchecked.
+      if (p.a_cs == 1 && operand_vec_ok(p.a, p.a_rs) && (p.batch == 1 || p.a_bs % 4 == 0)) {
+        gemv_kmajor_kernel<MT, NB, W, kLanes, kGemvWholeBlocksPerSm, false, true><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
+        return;
+      }
+    }
     gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, false><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
   } else if constexpr (W == 4 && MT <= kGemvRealignedMaxRows) {
     if (p.b_rs != 1) throw std::logic_error("gemmtiles: float4s of B's lines along k need a unit stride");
@@ -601,11 +608,6 @@ void launch_gemv_blocks(const GemmProblem& p, cudaStream_t stream) {
       case GemvKernel::kFew:
         if constexpr (b.rows == kGemvMaxRows)
           return launch_gemv_kernel<b.rows, b.w, kGemvFew.columns, kGemvFew.lanes_along_k, kGemvFew.blocks_per_sm>(
-              p, stream);
-        break;
-      case GemvKernel::kDeep:
-        if constexpr (b.rows == kGemvMaxRows)
-          return launch_gemv_kernel<b.rows, b.w, kGemvDeep.columns, kGemvDeep.lanes_along_k, kGemvDeep.blocks_per_sm>(
               p, stream);
         break;
       case GemvKernel::kBuild:

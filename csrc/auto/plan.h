@@ -989,8 +989,10 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 //   single floats too (in the one-row build at four blocks an SM, their columns' bounds
 //   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
-//   share, on blocks of 8 columns, two an SM; on few blocks (kGemvFew) or a deep K (kGemvDeep),
-//   groups of 16 lanes, two a warp, on blocks of 4 or 8 columns (gemv_kernel).
+//   share, on blocks of 8 columns, two an SM (three where A's rows are aligned lines: the
+//   whole-step kernel, kGemvWholeBlocksPerSm in gemv.cuh, which the model does not price apart);
+//   on few blocks (kGemvFew), groups of 16 lanes, two a warp, on blocks of 4 columns
+//   (gemv_kernel).
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
 // slower than the skinny kernel or than its 8 columns on most products, and the model, which
 // prices a block's waves but not their length, would have picked the 16 columns where they
@@ -1029,12 +1031,11 @@ inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return gemv_float
 //   lanes along k on 2 columns each, two blocks an SM), twice the blocks on the idle SMs:
 //   1.19x the other kernels' speed (geomean) on the 16 such products it was chosen on, 1.20x on
 //   35 held out, 0.97x the slowest;
-// - elsewhere, on a deep K, where each of a block's 8 warps takes two or more chunks of 16
-//   lanes' float4s (K >= 1024), groups of 16 lanes along k on 4 columns each (twice the run of
-//   each line of W a load reads) at one block an SM (the registers for twice the columns a group
-//   holds): 1.08x the 8-lane kernel's speed on the 33 products of K >= 1024 it was chosen on,
-//   0.99x the slowest, and 1.07x on 44 held out, 0.93x the slowest; on a shallower K, 0.79x to
-//   0.99x.
+// - elsewhere, the 8-lane kernel. (A deep-K kernel, groups of 16 lanes on 4 columns each at one
+//   block an SM, ran 1.08x its speed on K >= 1024 while both checked every load's bounds; once
+//   the 8-lane kernel's steps inside K ran unchecked, gemv_accumulate_whole in gemv.cuh, it ran
+//   0.72x the 8-lane kernel's speed on the 16 products of 5-8 rows drawn with seed 31, and is
+//   gone: scripts/gemv_ahead.cu, docs/auto.md.)
 // The 1- and 2-4-row float4 builds' kernel on a shallow K, chosen at launch too, and priced as
 // the kernel that runs (its own blocks and steps: gemv_priced): their 8 warps take chunks of 32
 // lanes' float4s, 1024 elements of K a round, so that below K = 512 at least half of a block's
@@ -1052,23 +1053,21 @@ struct GemvVariant {
   int lanes_along_k;
   int blocks_per_sm;
 };
-inline constexpr GemvVariant kGemvFew{4, 16, 2}, kGemvDeep{8, 16, 1};
-inline constexpr int64_t kGemvDeepMinK = 1024, kGemvShallowMaxK = 511;
+inline constexpr GemvVariant kGemvFew{4, 16, 2};
+inline constexpr int64_t kGemvShallowMaxK = 511;
 inline constexpr GemvVariant gemv_shallow(const GemvBuild& b) { return {b.rows == 1 ? 32 : 16, 4, b.blocks_per_sm}; }
-enum class GemvKernel { kBuild, kFew, kDeep, kShallow };
+enum class GemvKernel { kBuild, kFew, kShallow };
 // The kernel a plan on build b runs, for N columns and K of `batch` products on `sms` SMs.
 inline GemvKernel gemv_kernel(const GemvBuild& b, int64_t N, int64_t K, int64_t batch, int64_t sms) {
   if (b.w != 4) return GemvKernel::kBuild;
   if (b.rows != kGemvMaxRows) return K <= kGemvShallowMaxK ? GemvKernel::kShallow : GemvKernel::kBuild;
-  if (ceil_div64(N, b.columns[0]) * batch < sms) return GemvKernel::kFew;
-  return K >= kGemvDeepMinK ? GemvKernel::kDeep : GemvKernel::kBuild;
+  return ceil_div64(N, b.columns[0]) * batch < sms ? GemvKernel::kFew : GemvKernel::kBuild;
 }
 // Kernel k of build b as it runs (launch_gemv_blocks in auto/launch.cuh): the build's own on
 // blocks of `columns`, or another kernel's columns, lanes along k and blocks an SM.
 inline GemvVariant gemv_variant(const GemvBuild& b, GemvKernel k, int columns) {
   switch (k) {
     case GemvKernel::kFew: return kGemvFew;
-    case GemvKernel::kDeep: return kGemvDeep;
     case GemvKernel::kShallow: return gemv_shallow(b);
     case GemvKernel::kBuild: break;
   }
