@@ -999,6 +999,18 @@ def test_a_gemv_plan_runs_the_kernel_of_its_k():
             check_tier("auto", a, b, alpha=0.5)
         # 8 lanes on 2 columns each, the whole-step kernel (A's rows aligned) at its three blocks an SM
         assert any("gemv_kmajor_kernel<8, 2, 4, 8, 3, false, true>" in x for x in names), (m, n, k, names)
+    # A batch: one A for every W (a batch stride of 0) keeps the whole-step kernel; entries of A
+    # 2 floats apart beyond their rows (every other entry's rows off 16 bytes) take the checked
+    # kernel at its two blocks an SM.
+    m, n, k, batch = 6, 1500, 1028, 3
+    b = operand(k, n, "cuda", "col", batch=batch)
+    apart = torch.randn(batch * (m * k + 2), device="cuda").as_strided((batch, m, k), (m * k + 2, k, 1))
+    for a, kernel in ((operand(m, k, "cuda", "row"), "<8, 2, 4, 8, 3, false, true>"),
+                      (apart, "<8, 2, 4, 8, 2, false, false>")):
+        with forced_plan("gemv", 8, 8, 4, 1, k):
+            names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))
+            check_tier("auto", a, b, alpha=0.5)
+        assert any("gemv_kmajor_kernel" + kernel in x for x in names), (a.stride(), names)
     # A float4 plan of 1 or 2-4 rows, of either width it names, runs groups of 4 lanes along k
     # below a K of 512 (blocks of 32 columns for one row, 16 for 2-4: NB 4 and 2) and its
     # build's 32 lanes on its own width from 512 on: one row's W^T realigned on an odd K, a
