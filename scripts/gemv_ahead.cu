@@ -177,13 +177,14 @@ void report(const GemmProblem& p, const char* name, int cols, Run run, float* ou
   std::printf("%lld,%lld,%lld,%s,%d,%.3f,%.3e\n", (long long)p.M, (long long)p.N, (long long)p.K, name, cols, us, err);
 }
 
-// The shipped kernel (gemv.cuh) on NB columns a group of KL lanes, BPS blocks an SM.
-template <int NB, int KL, int BPS>
+// The shipped kernel (gemv.cuh) on NB columns a group of KL lanes, BPS blocks an SM, its steps
+// checked or (kWhole) those inside K unchecked.
+template <int NB, int KL, int BPS, bool kWhole = false>
 void shipped(const GemmProblem& p, float* out, const float* ref, const char* name) {
   constexpr int kCols = kGemvBlockColumns<NB, KL>;
   const dim3 grid(static_cast<unsigned>((p.N + kCols - 1) / kCols));
-  report(p, name, kCols, [&] { gemv_kmajor_kernel<8, NB, 4, KL, BPS, false><<<grid, 32 * kGemvWarps>>>(p, 1); }, out,
-         ref);
+  report(p, name, kCols,
+         [&] { gemv_kmajor_kernel<8, NB, 4, KL, BPS, false, kWhole><<<grid, 32 * kGemvWarps>>>(p, 1); }, out, ref);
 }
 
 template <int NB, int KL, int AHEAD, int BPS>
@@ -280,10 +281,13 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ref, p.M * p.N * 4));
     x.cublas(h, CUBLAS_COMPUTE_32F, ref, p.M);
     CHECK(cudaDeviceSynchronize());
-    // The shipped 5-8-row kernels (kGemvBuilds' 8-lane build, kGemvFew, kGemvDeep in auto/plan.h).
+    // The 5-8-row kernels: checked (kGemvBuilds' 8-lane build, kGemvFew in auto/plan.h, and the
+    // deep-K kernel they once had), and gemv.cuh's whole-step kernels that aligned rows of A run.
     shipped<2, 8, 2>(p, out, ref, "build_nb2_kl8_b2");
     shipped<2, 16, 2>(p, out, ref, "few_nb2_kl16_b2");
     shipped<4, 16, 1>(p, out, ref, "deep_nb4_kl16_b1");
+    shipped<2, 8, kGemvWholeBlocksPerSm, true>(p, out, ref, "whole_nb2_kl8_b3");
+    shipped<2, 16, kGemvWholeBlocksPerSm, true>(p, out, ref, "whole_few_nb2_kl16_b3");
     fast<8, 2, 8, 2>(p, out, ref, "fast_build_nb2_kl8_b2");
     fast<8, 2, 16, 2>(p, out, ref, "fast_few_nb2_kl16_b2");
     fast<8, 4, 16, 1>(p, out, ref, "fast_deep_nb4_kl16_b1");
