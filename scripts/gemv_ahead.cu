@@ -1,14 +1,15 @@
 // The GEMV kernel (csrc/auto/gemv.cuh) on x @ W^T of 5-8 rows, against variants of it and
 // cuBLAS (fp32 and TF32), each result checked against cuBLAS fp32's; x's and W's lines padded
 // to 16 bytes where K is not a multiple of 4. The GPU's time alone (-DHELD=1: the stream held
-// before each start event, as gemmtiles.bench times), median of 31. docs/auto.md ("Tried and
-// not kept") quotes its figures. The variants:
+// before each start event, as gemmtiles.bench times), median of 31. docs/auto.md quotes its
+// figures. The variants:
 //  - shipped: gemv.cuh's kernel on the 5-8-row build's lanes, columns and blocks an SM (the
-//    build's own, kGemvFew's and the deep-K kernel's);
+//    build's own, kGemvFew's and the deep-K kernel it once had), its steps checked, and its
+//    whole-step kernel (A's rows aligned: gemv_accumulate_whole);
 //  - fast: the same block, its steps split in two: while a step's float4s lie inside K, every
 //    row's and line's load unchecked from pointers set once (rows past M read row M - 1, whose
-//    sums are never stored), then the step past that float by float. gemv.cuh's loop tests
-//    every row and line at every step (gemv_accumulate);
+//    sums are never stored), then the step past that float by float. gemv.cuh's checked loop
+//    tests every row and line at every step (gemv_accumulate);
 //  - ahead: each lane's lines of W loaded AHEAD steps before the step that uses them, A's
 //    float4 of a row loaded just before the row's FMAs (4 registers, not MT x 4).
 //   nvcc -O3 -std=c++17 -arch=sm_90 -DHELD=1 -Icsrc -I<cublas include> scripts/gemv_ahead.cu -lcublas -o gemv_ahead
@@ -122,7 +123,9 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmPr
 // The shipped kernel with its steps split in two: while a step's float4s lie whole inside K
 // (k + 3 < K), every row's and column's loads run unchecked from pointers set once (rows past M
 // read row M - 1, whose sums are never stored); a last step past that, bounds-checked. A's and
-// W's lines 16-byte aligned.
+// W's lines 16-byte aligned. gemv.cuh's gemv_accumulate_whole is this loop on rows held as
+// offsets, which its kernel needs to fit 80 registers at three blocks an SM (with pointers it
+// spilled); alone here, the pointers fit 80 under two blocks an SM's bounds, offsets 122.
 template <int MT, int NB, int KL, int BPS>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_fast_kernel(GemmProblem p) {
   constexpr int kCols = kGemvBlockColumns<NB, KL>, kStep = KL * 4;
