@@ -4,12 +4,11 @@
 // before each start event, as gemmtiles.bench times), median of 31. docs/auto.md quotes its
 // figures. The variants:
 //  - shipped: gemv.cuh's kernel on the 5-8-row build's lanes, columns and blocks an SM (the
-//    build's own, kGemvFew's and the deep-K kernel it once had), its steps checked, and its
-//    whole-step kernel (A's rows aligned: gemv_accumulate_whole);
-//  - fast: the same block, its steps split in two: while a step's float4s lie inside K, every
-//    row's and line's load unchecked from pointers set once (rows past M read row M - 1, whose
-//    sums are never stored), then the step past that float by float. gemv.cuh's checked loop
-//    tests every row and line at every step (gemv_accumulate);
+//    build's own, kGemvFew's and the deep-K kernel it once had), its steps checked (every row
+//    and line at every step: gemv_accumulate) or whole (gemv_accumulate_whole: the steps
+//    inside K unchecked, the one past them float by float);
+//  - fast: gemv.cuh's whole-step loop in a kernel of its own on other lanes, columns and
+//    blocks an SM;
 //  - ahead: each lane's lines of W loaded AHEAD steps before the step that uses them, A's
 //    float4 of a row loaded just before the row's FMAs (4 registers, not MT x 4).
 //   nvcc -O3 -std=c++17 -arch=sm_90 -DHELD=1 -Icsrc -I<cublas include> scripts/gemv_ahead.cu -lcublas -o gemv_ahead
@@ -120,51 +119,15 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmPr
 }
 
 
-// The shipped kernel with its steps split in two: while a step's float4s lie whole inside K
-// (k + 3 < K), every row's and column's loads run unchecked from pointers set once (rows past M
-// read row M - 1, whose sums are never stored); a last step past that, bounds-checked. A's and
-// W's lines 16-byte aligned. gemv.cuh's gemv_accumulate_whole is this loop on rows held as
-// offsets, which its kernel needs to fit 80 registers at three blocks an SM (with pointers it
-// spilled); alone here, the pointers fit 80 under two blocks an SM's bounds, offsets 122.
+// gemv.cuh's whole-step loop (gemv_accumulate_whole; A's and W's lines 16-byte aligned) in a
+// kernel of its own on NB columns a group of KL lanes, BPS blocks an SM.
 template <int MT, int NB, int KL, int BPS>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_fast_kernel(GemmProblem p) {
-  constexpr int kCols = kGemvBlockColumns<NB, KL>, kStep = KL * 4;
-  const Place<KL, NB> at(p, kCols);
+  const Place<KL, NB> at(p, kGemvBlockColumns<NB, KL>);
   if (at.first >= p.N) return;
-  const BatchView& v = at.v;
-  const int warp = at.warp, kl = at.kl;
-  const float* const(&col)[NB] = at.col;
-  const float* row[MT];
-#pragma unroll
-  for (int m = 0; m < MT; ++m) row[m] = v.a + (m < p.M ? m : p.M - 1) * p.a_rs;
   float acc[MT][NB] = {};
-  int64_t k = int64_t(warp) * kStep + kl * 4;
-  for (; k + 3 < p.K; k += int64_t(kGemvWarps) * kStep) {
-    float b[NB][4], a[MT][4];
-#pragma unroll
-    for (int j = 0; j < NB; ++j) load_stream4(b[j], col[j] + k);
-#pragma unroll
-    for (int m = 0; m < MT; ++m) load4(a[m], row[m] + k);
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int j = 0; j < NB; ++j)
-#pragma unroll
-        for (int w = 0; w < 4; ++w) acc[m][j] = fmaf(a[m][w], b[j][w], acc[m][j]);
-  }
-  if (k < p.K) {
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      if (k + w >= p.K) break;
-#pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        const float a = row[m][k + w];
-#pragma unroll
-        for (int j = 0; j < NB; ++j) acc[m][j] = fmaf(a, load_stream(col[j] + k + w), acc[m][j]);
-      }
-    }
-  }
-  store_sums<MT, NB, KL>(acc, p, v, at.first, warp, kl, at.group);
+  gemv_accumulate_whole<MT, NB, KL>(acc, p, at.v, at.col, at.warp, at.kl);
+  store_sums<MT, NB, KL>(acc, p, at.v, at.first, at.warp, at.kl, at.group);
 }
 
 template <class Run>
@@ -289,8 +252,10 @@ int main(int argc, char** argv) {
     shipped<2, 8, 2>(p, out, ref, "build_nb2_kl8_b2");
     shipped<2, 16, 2>(p, out, ref, "few_nb2_kl16_b2");
     shipped<4, 16, 1>(p, out, ref, "deep_nb4_kl16_b1");
-    shipped<2, 8, kGemvWholeBlocksPerSm, true>(p, out, ref, "whole_nb2_kl8_b3");
-    shipped<2, 16, kGemvWholeBlocksPerSm, true>(p, out, ref, "whole_few_nb2_kl16_b3");
+    shipped<2, 8, 3, true>(p, out, ref, "whole_nb2_kl8_b3");
+    shipped<2, 16, 3, true>(p, out, ref, "whole_few_nb2_kl16_b3");
+    shipped<2, 8, 2, true>(p, out, ref, "whole_nb2_kl8_b2");
+    shipped<2, 16, 2, true>(p, out, ref, "whole_few_nb2_kl16_b2");
     fast<8, 2, 8, 2>(p, out, ref, "fast_build_nb2_kl8_b2");
     fast<8, 2, 16, 2>(p, out, ref, "fast_few_nb2_kl16_b2");
     fast<8, 4, 16, 1>(p, out, ref, "fast_deep_nb4_kl16_b1");

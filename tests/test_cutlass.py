@@ -997,15 +997,15 @@ def test_a_gemv_plan_runs_the_kernel_of_its_k():
         with forced_plan("gemv", 8, 8, 4, 1, k):
             names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))
             check_tier("auto", a, b, alpha=0.5)
-        # 8 lanes on 2 columns each, the whole-step kernel (A's rows aligned) at its three blocks an SM
-        assert any("gemv_kmajor_kernel<8, 2, 4, 8, 3, false, true>" in x for x in names), (m, n, k, names)
+        # 8 lanes on 2 columns each, the whole-step kernel (A's rows aligned)
+        assert any("gemv_kmajor_kernel<8, 2, 4, 8, 2, false, true>" in x for x in names), (m, n, k, names)
     # A batch: one A for every W (a batch stride of 0) keeps the whole-step kernel; entries of A
     # 2 floats apart beyond their rows (every other entry's rows off 16 bytes) take the checked
-    # kernel at its two blocks an SM.
+    # kernel.
     m, n, k, batch = 6, 1500, 1028, 3
     b = operand(k, n, "cuda", "col", batch=batch)
     apart = torch.randn(batch * (m * k + 2), device="cuda").as_strided((batch, m, k), (m * k + 2, k, 1))
-    for a, kernel in ((operand(m, k, "cuda", "row"), "<8, 2, 4, 8, 3, false, true>"),
+    for a, kernel in ((operand(m, k, "cuda", "row"), "<8, 2, 4, 8, 2, false, true>"),
                       (apart, "<8, 2, 4, 8, 2, false, false>")):
         with forced_plan("gemv", 8, 8, 4, 1, k):
             names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))

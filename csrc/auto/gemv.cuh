@@ -110,32 +110,28 @@ __device__ __forceinline__ void gemv_accumulate(float (&acc)[MT][NB], const Gemm
 
 // A group's sums over K on the 5-8-row build (more rows than kGemvCheckedMaxRows), A's rows and
 // B's lines 16-byte aligned and not realigned: while a step's float4s lie inside K (k + 3 < K),
-// every row's and line's load runs unchecked from a pointer set once (rows past M read row 0,
-// whose sums for them are never stored); the one step past that, if any, float by float with
-// bounds. gemv_accumulate tests every row and line at every step: on 8 rows those tests and
+// every row's and line's load runs unchecked from a pointer set once (rows past M read row
+// M - 1, whose sums for them are never stored); the one step past that, if any, float by float
+// with bounds. gemv_accumulate tests every row and line at every step: on 8 rows those tests and
 // their addresses were most of a step's instructions, and the kernel ran on fewer bytes of W
-// in flight for them (scripts/gemv_ahead.cu, docs/auto.md).
+// in flight for them (scripts/gemv_ahead.cu, docs/auto.md). Under the build's bounds of two
+// blocks an SM this loop takes 72 registers, room for three blocks of 8 warps where the checked
+// kernel's 128 leave two; its rows as offsets, or the last step as a loop over k, took 96-122.
 inline constexpr int kGemvCheckedMaxRows = 4;
-// The whole-step kernel's blocks an SM (its launch bounds): its loop fits 80 registers without
-// spilling, room for three blocks of 8 warps where the checked kernel's 128 leave two; held to
-// two, the compiler takes 106-122 and the kernel ran no faster than the checked one.
-inline constexpr int kGemvWholeBlocksPerSm = 3;
 template <int MT, int NB, int KL>
 __device__ __forceinline__ void gemv_accumulate_whole(float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
                                                       const float* const (&col)[NB], int warp, int kl) {
   constexpr int kStep = KL * 4;
-  // Rows' offsets, the same for every thread of the block (uniform registers, not a pointer a
-  // row in each thread's).
-  int64_t row[MT];
+  const float* row[MT];
 #pragma unroll
-  for (int m = 0; m < MT; ++m) row[m] = (m < p.M ? m : 0) * p.a_rs;
+  for (int m = 0; m < MT; ++m) row[m] = v.a + (m < p.M ? m : p.M - 1) * p.a_rs;
   int64_t k = int64_t(warp) * kStep + kl * 4;
   for (; k + 3 < p.K; k += int64_t(kGemvWarps) * kStep) {
     float b[NB][4], a[MT][4];
 #pragma unroll
     for (int j = 0; j < NB; ++j) load_stream4(b[j], col[j] + k);
 #pragma unroll
-    for (int m = 0; m < MT; ++m) load4(a[m], v.a + row[m] + k);
+    for (int m = 0; m < MT; ++m) load4(a[m], row[m] + k);
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -143,12 +139,16 @@ __device__ __forceinline__ void gemv_accumulate_whole(float (&acc)[MT][NB], cons
 #pragma unroll
         for (int w = 0; w < 4; ++w) acc[m][j] = fmaf(a[m][w], b[j][w], acc[m][j]);
   }
-  for (; k < p.K; ++k) {  // the last step's elements inside K (none where its float4 was whole)
+  if (k < p.K) {  // the last step's 1-3 elements inside K (none where its float4 was whole)
 #pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      const float a = v.a[row[m] + k];
+    for (int w = 0; w < 4; ++w) {
+      if (k + w >= p.K) break;
 #pragma unroll
-      for (int j = 0; j < NB; ++j) acc[m][j] = fmaf(a, load_stream(col[j] + k), acc[m][j]);
+      for (int m = 0; m < MT; ++m) {
+        const float a = row[m][k + w];
+#pragma unroll
+        for (int j = 0; j < NB; ++j) acc[m][j] = fmaf(a, load_stream(col[j] + k + w), acc[m][j]);
+      }
     }
   }
 }

@@ -571,7 +571,7 @@ void launch_gemv_kernel(const GemmProblem& p, cudaStream_t stream) {
     if constexpr (W == 4 && MT > kGemvCheckedMaxRows) {
       // A's rows 16-byte aligned lines in every batch entry: the steps inside K unchecked.
       if (p.a_cs == 1 && operand_vec_ok(p.a, p.a_rs) && (p.batch == 1 || p.a_bs % 4 == 0)) {
-        gemv_kmajor_kernel<MT, NB, W, kLanes, kGemvWholeBlocksPerSm, false, true><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
+        gemv_kmajor_kernel<MT, NB, W, kLanes, kBlocksPerSm, false, true><<<grid, 32 * kGemvWarps, 0, stream>>>(p, 1);
         return;
       }
     }

@@ -990,7 +990,8 @@ inline std::vector<AutoPlan> skinny_candidates(int64_t M, int64_t N, int64_t K, 
 //   spilled; this build's widths fit four blocks an SM without spilling, untimed there);
 // - 5-8 rows on float4s, groups of 8 lanes along k, four a warp, whose loads of A the groups
 //   share, on blocks of 8 columns, two an SM (three where A's rows are aligned lines: the
-//   whole-step kernel, kGemvWholeBlocksPerSm in gemv.cuh, which the model does not price apart);
+//   whole-step kernel, gemv_accumulate_whole in gemv.cuh, whose 72 registers leave room for
+//   three under the same bounds; the model does not price it apart);
 //   on few blocks (kGemvFew), groups of 16 lanes, two a warp, on blocks of 4 columns
 //   (gemv_kernel).
 // (The 8-row build's blocks of 16 columns, its single-float loads and a 16-row build ran
