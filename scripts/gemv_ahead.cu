@@ -4,7 +4,7 @@
 // before each start event, as gemmtiles.bench times), median of 31. docs/auto.md quotes its
 // figures. The variants:
 //  - shipped: gemv.cuh's kernel on the 5-8-row build's lanes, columns and blocks an SM (the
-//    build's own, kGemvFew's and the deep-K kernel it once had), its steps checked (every row
+//    build's own, kGemvFew's and the former deep-K kernel's), its steps checked (every row
 //    and line at every step: gemv_accumulate) or whole (gemv_accumulate_whole: the steps
 //    inside K unchecked, the one past them float by float);
 //  - fast: gemv.cuh's whole-step loop in a kernel of its own on other lanes, columns and
@@ -248,7 +248,8 @@ int main(int argc, char** argv) {
     x.cublas(h, CUBLAS_COMPUTE_32F, ref, p.M);
     CHECK(cudaDeviceSynchronize());
     // The 5-8-row kernels: checked (kGemvBuilds' 8-lane build, kGemvFew in auto/plan.h, and the
-    // deep-K kernel they once had), and gemv.cuh's whole-step kernels that aligned rows of A run.
+    // former deep-K kernel), and gemv.cuh's whole-step kernels that aligned rows of A run, under
+    // bounds of three blocks an SM and under the builds' own two.
     shipped<2, 8, 2>(p, out, ref, "build_nb2_kl8_b2");
     shipped<2, 16, 2>(p, out, ref, "few_nb2_kl16_b2");
     shipped<4, 16, 1>(p, out, ref, "deep_nb4_kl16_b1");

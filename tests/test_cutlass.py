@@ -926,8 +926,8 @@ def test_cutlass_launches_leave_their_flags_zero():
 
 # One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 1-4
 # rows on either side of the shallow K (512), and 5-8 rows on fewer blocks than the SMs and on
-# more of them on either side of the deep K (1024), run each of their builds' kernels
-# (gemv_kernel).
+# more of them, K a multiple of 4 or not (the whole-step and checked kernels), run each of
+# their builds' kernels (gemv_kernel).
 GEMV_SHAPES = [(1, 2113, 300), (3, 2113, 508), (2, 67, 512), (1, 1, 1), (2, 3, 5), (3, 130, 7), (4, 257, 129),
                (1, 1031, 1001), (4, 70, 4099), (3, 9, 300), (5, 130, 300), (8, 257, 1028), (7, 33, 4100), (6, 17, 8),
                (8, 1, 4), (1, 1031, 1000), (1, 9, 1028), (1, 130, 4100), (5, 67, 1020), (6, 67, 1024),
@@ -999,6 +999,14 @@ def test_a_gemv_plan_runs_the_kernel_of_its_k():
             check_tier("auto", a, b, alpha=0.5)
         # 8 lanes on 2 columns each, the whole-step kernel (A's rows aligned)
         assert any("gemv_kmajor_kernel<8, 2, 4, 8, 2, false, true>" in x for x in names), (m, n, k, names)
+    # Fewer blocks of 8 columns than the SMs: kGemvFew's 16 lanes on 2 columns each, whole-step,
+    # on a K of whole rounds of the block's warps (512 elements) and on one 4 past them.
+    for m, n, k in [(5, 130, 1024), (7, 257, 1028)]:
+        a, b = _operands(m, n, k, "NT")
+        with forced_plan("gemv", 8, 8, 4, 1, k):
+            names = kernels_run(lambda: gemmtiles.sgemm(a, b, tier="auto"))
+            check_tier("auto", a, b, alpha=0.5)
+        assert any("gemv_kmajor_kernel<8, 2, 4, 16, 2, false, true>" in x for x in names), (m, n, k, names)
     # A batch: one A for every W (a batch stride of 0) keeps the whole-step kernel; entries of A
     # 2 floats apart beyond their rows (every other entry's rows off 16 bytes) take the checked
     # kernel.
@@ -1114,8 +1122,8 @@ def test_the_kernel_planned_is_the_kernel_that_runs(layout, m, n, k):
         assert any("skinny" in x for x in names), (plan, names)
         assert not any("cutlass" in x for x in names), (plan, names)
     elif plan.kernel == "gemv":
-        # The build of the plan's rows and loads, on its block width (the float4 builds' kernel
-        # follows K, the 5-8-row build's its blocks too: gemv_kernel): the kernel's MT, NB
+        # The build of the plan's rows and loads, on its block width (the 1- and 2-4-row float4
+        # builds' kernel follows K, the 5-8-row build's its blocks: gemv_kernel): the kernel's MT, NB
         # (columns per group of lanes) and W.
         cols, lanes, blocks = _C.gemv_kernel(m, n, k, 1, plan.w == 4, torch.cuda.get_device_properties(0).multi_processor_count)
         cols = plan.nw if lanes == 32 else cols  # a build of 32 lanes runs the plan's width

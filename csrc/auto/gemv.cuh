@@ -17,8 +17,8 @@
 // split K across blocks through a workspace and a second kernel, this needs no second launch
 // and keeps each block's reads of a line of W together.
 // A is read in place (float4s along k where its rows, or its realigned windows, are 16-byte
-// aligned), once by each block, through L1 and L2; rows past M load nothing (zeros) and are
-// never stored.
+// aligned), once by each block, through L1 and L2; rows past M load nothing (zeros) in the
+// checked loop and row M - 1 in the whole-step one, and are never stored.
 // Torch-free, like the ladder's kernels.
 #pragma once
 
@@ -116,7 +116,8 @@ __device__ __forceinline__ void gemv_accumulate(float (&acc)[MT][NB], const Gemm
 // their addresses were most of a step's instructions, and the kernel ran on fewer bytes of W
 // in flight for them (scripts/gemv_ahead.cu, docs/auto.md). Under the build's bounds of two
 // blocks an SM this loop takes 72 registers, room for three blocks of 8 warps where the checked
-// kernel's 128 leave two; its rows as offsets, or the last step as a loop over k, took 96-122.
+// kernel's 128 leave two; its rows as offsets, or the last step as a loop over k, take 96-122.
+// The most rows whose float4 builds run the checked loop alone.
 inline constexpr int kGemvCheckedMaxRows = 4;
 template <int MT, int NB, int KL>
 __device__ __forceinline__ void gemv_accumulate_whole(float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
@@ -168,7 +169,7 @@ inline int64_t gemv_realigned_blocks(int64_t N, int kCols, int period) {
 // kWhole (the 5-8-row build on float4s, A's rows 16-byte aligned lines: launch_gemv_kernel in
 // auto/launch.cuh checks): its steps inside K unchecked (gemv_accumulate_whole), a kernel of its
 // own, whose registers are allotted to that loop alone (the same loop beside the checked one in
-// one kernel ran 1.20x as long on 16 products of 5-8 rows, scripts/gemv_ahead.cu).
+// one kernel ran 1.20x as long on 16 products of 5-8 rows: docs/auto.md).
 template <int MT, int NB, int W, int KL, int BPS, bool kRealign, bool kWhole = false>
 __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmProblem p, int period) {
   static_assert(!kWhole || (W == 4 && !kRealign && MT > kGemvCheckedMaxRows), "whole steps: the 5-8-row float4s");

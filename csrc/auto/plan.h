@@ -1033,10 +1033,10 @@ inline constexpr int gemv_entry_loads(int64_t M, bool b_vec) { return gemv_float
 //   1.19x the other kernels' speed (geomean) on the 16 such products it was chosen on, 1.20x on
 //   35 held out, 0.97x the slowest;
 // - elsewhere, the 8-lane kernel. (A deep-K kernel, groups of 16 lanes on 4 columns each at one
-//   block an SM, ran 1.08x its speed on K >= 1024 while both checked every load's bounds; once
-//   the 8-lane kernel's steps inside K ran unchecked, gemv_accumulate_whole in gemv.cuh, it ran
-//   0.72x the 8-lane kernel's speed on the 16 products of 5-8 rows drawn with seed 31, and is
-//   gone: scripts/gemv_ahead.cu, docs/auto.md.)
+//   block an SM, runs 1.08x the 8-lane kernel's speed on K >= 1024 where both check every
+//   load's bounds, and 0.72x its speed with the steps inside K unchecked in both
+//   (gemv_accumulate_whole in gemv.cuh) on the 16 products of 5-8 rows drawn with seed 31, all
+//   of K >= 1024; not built: scripts/gemv_ahead.cu, docs/auto.md.)
 // The 1- and 2-4-row float4 builds' kernel on a shallow K, chosen at launch too, and priced as
 // the kernel that runs (its own blocks and steps: gemv_priced): their 8 warps take chunks of 32
 // lanes' float4s, 1024 elements of K a round, so that below K = 512 at least half of a block's

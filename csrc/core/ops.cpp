@@ -447,8 +447,8 @@ PyObject* py_gemv_columns(PyObject*, PyObject* args) {
 }
 // gemmtiles._C.gemv_kernel(M, N, K, batch, b_vec, sms) -> (columns, lanes_along_k,
 // blocks_per_sm): the kernel a table's gemv entry of M rows runs on such a problem (auto/plan.h,
-// gemv_entry_build; gemv_kernel: the float4 builds' follow K, the 5-8-row build's its blocks
-// too); None where no build takes it.
+// gemv_entry_build; gemv_kernel: the 1- and 2-4-row float4 builds' follow K, the 5-8-row
+// build's its blocks); None where no build takes it.
 PyObject* py_gemv_kernel(PyObject*, PyObject* args) {
   long long M, N, K, batch, sms;
   int b_vec;
@@ -951,8 +951,8 @@ PyMethodDef methods[] = {
      "table's gemv entry names."},
     {"gemv_kernel", py_gemv_kernel, METH_VARARGS,
      "gemv_kernel(M, N, K, batch, b_vec, sms): (columns, lanes_along_k, blocks_per_sm) of the GEMV kernel a table's gemv "
-     "entry of M rows runs on such a problem (the float4 builds' follow K, the 5-8-row build's its blocks too); None where "
-     "no build takes it."},
+     "entry of M rows runs on such a problem (the 1- and 2-4-row float4 builds' follow K, the 5-8-row build's its "
+     "blocks); None where no build takes it."},
     {"skinny_max_m", py_skinny_max_m, METH_VARARGS,
      "skinny_max_m(b_kmajor): the most rows auto's skinny kernels take for such a B."},
     {"auto_bucket", py_auto_bucket, METH_VARARGS, "auto_bucket(x): a dimension's bucket in a tuned table."},
