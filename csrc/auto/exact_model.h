@@ -130,8 +130,9 @@ struct ExactModel {
 // H100's rates priced them at 0.71x their time, most below on deep K, where the steps in series
 // of its two blocks an SM wait on their loads). They price the checked kernel: the whole-step
 // kernel that aligned rows of A run (gemv.cuh) runs below their estimates, and refitted on it
-// they picked worse (docs/auto.md): they ship as fitted on the checked kernel. The 2-4-row float4 build at four blocks an SM is
-// priced by the shared parameters on its own waves, not refitted. The streaming excess's rate
+// they picked worse (docs/auto.md): they ship as fitted on the checked kernel. The 2-4-row
+// float4 build at four blocks an SM is priced by the shared parameters on its own waves, not
+// refitted. The streaming excess's rate
 // (the skinny kernels' last parameter, and the GEMV kernel's, the same) is the H200's
 // DRAM-bound rate per MB of B (the B-bytes rate scaled to the H200's DRAM), which the builds'
 // shares were measured against (stream_excess in auto/plan.h); the partial fits hold it.
