@@ -48,34 +48,6 @@ struct Place {
   }
 };
 
-// A block's sums, as gemv.cuh's kernel adds and stores them: over a group's lanes by shuffles,
-// then the warps' in shared memory in a fixed order, through the epilogue.
-template <int MT, int NB, int KL>
-__device__ __forceinline__ void store_sums(const float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
-                                           int64_t first, int warp, int kl, int group) {
-  constexpr int kCols = 32 / KL * NB;
-  __shared__ float sums[kGemvWarps][MT * kCols];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      float s = acc[m][j];
-#pragma unroll
-      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
-      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
-    }
-  __syncthreads();
-  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
-    const int m = t / kCols;
-    const int64_t n = first + t % kCols;
-    if (m >= p.M || n >= p.N) continue;
-    float s = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
-    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
-  }
-}
-
 // MT rows (M <= MT), NB columns of W per group of KL lanes along k, W's lines AHEAD steps
 // ahead, BPS blocks an SM; 8 warps take K's chunks of KL float4s in turn, as gemv.cuh's kernel.
 template <int MT, int NB, int KL, int AHEAD, int BPS>
@@ -115,7 +87,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_ahead_kernel(GemmPr
       }
     }
   }
-  store_sums<MT, NB, KL>(acc, p, v, at.first, warp, kl, at.group);
+  gemv_store_sums<MT, NB, KL>(acc, p, v, at.first, 1, warp, kl, at.group);
 }
 
 
@@ -127,7 +99,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_fast_kernel(GemmPro
   if (at.first >= p.N) return;
   float acc[MT][NB] = {};
   gemv_accumulate_whole<MT, NB, KL>(acc, p, at.v, at.col, at.warp, at.kl);
-  store_sums<MT, NB, KL>(acc, p, at.v, at.first, at.warp, at.kl, at.group);
+  gemv_store_sums<MT, NB, KL>(acc, p, at.v, at.first, 1, at.warp, at.kl, at.group);
 }
 
 template <class Run>

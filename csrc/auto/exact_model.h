@@ -132,10 +132,10 @@ struct ExactModel {
 // kernel that aligned rows of A run (gemv.cuh) runs below their estimates, and refitted on it
 // they picked worse (docs/auto.md): they ship as fitted on the checked kernel. The 2-4-row
 // float4 build at four blocks an SM is priced by the shared parameters on its own waves, not
-// refitted. The streaming excess's rate
-// (the skinny kernels' last parameter, and the GEMV kernel's, the same) is the H200's
-// DRAM-bound rate per MB of B (the B-bytes rate scaled to the H200's DRAM), which the builds'
-// shares were measured against (stream_excess in auto/plan.h); the partial fits hold it.
+// refitted. The streaming excess's rate (the skinny kernels' last parameter, and the GEMV
+// kernel's, the same) is the H200's DRAM-bound rate per MB of B (the B-bytes rate scaled to the
+// H200's DRAM), which the builds' shares were measured against (stream_excess in auto/plan.h);
+// the partial fits hold it.
 // gemmtiles' own tiles' five parameters each and the split tiles' edge costs (globals 6 and 7) are fitted
 // apart, the others held (python -m gemmtiles.exact_fit --own: exact_fit.fit_own), to their
 // candidates over the products of 9-2048 rows of random:200:1 and random:200:1:aligned (whose

@@ -162,6 +162,35 @@ inline int64_t gemv_realigned_blocks(int64_t N, int kCols, int period) {
   return period * (((N + period - 1) / period + kCols - 1) / kCols);
 }
 
+// A block's sums: a group's over its KL lanes by shuffles, then the warps' in shared memory in
+// a fixed order (the same bits every run), through the epilogue into its kCols columns first,
+// first + step, ... (the lanes' columns as gemv_kmajor_kernel places them).
+template <int MT, int NB, int KL>
+__device__ __forceinline__ void gemv_store_sums(const float (&acc)[MT][NB], const GemmProblem& p, const BatchView& v,
+                                                int64_t first, int64_t step, int warp, int kl, int group) {
+  constexpr int kCols = kGemvBlockColumns<NB, KL>;
+  __shared__ float sums[kGemvWarps][MT * kCols];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      float s = acc[m][j];
+#pragma unroll
+      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);  // within the group
+      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
+    }
+  __syncthreads();
+  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
+    const int m = t / kCols;
+    const int64_t n = first + step * (t % kCols);
+    if (m >= p.M || n >= p.N) continue;
+    float s = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
+    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
+  }
+}
+
 // kRealign (float4s, B's lines not all 16-byte aligned): a block takes columns `period` apart
 // (period: 4 / the largest power of two, up to 4, dividing B's pitch), whose lines all start
 // the same distance S from a 16-byte boundary, and its groups run their lines from element S
@@ -208,26 +237,7 @@ __global__ void __launch_bounds__(32 * kGemvWarps, BPS) gemv_kmajor_kernel(GemmP
       gemv_accumulate<0, false, MT, NB, W, KL>(acc, p, v, col, warp, kl, a_vec);
     }
   }
-  __shared__ float sums[kGemvWarps][MT * kCols];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      float s = acc[m][j];
-#pragma unroll
-      for (int d = KL / 2; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);  // within the group
-      if (kl == 0) sums[warp][m * kCols + group * NB + j] = s;
-    }
-  __syncthreads();
-  for (int t = threadIdx.x; t < MT * kCols; t += blockDim.x) {
-    const int m = t / kCols;
-    const int64_t n = first + step * (t % kCols);
-    if (m >= p.M || n >= p.N) continue;
-    float s = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kGemvWarps; ++w) s += sums[w][t];
-    v.out[m * p.out_rs + n * p.out_cs] = epilogue(p, v.c, m, n, s);
-  }
+  gemv_store_sums<MT, NB, KL>(acc, p, v, first, step, warp, kl, group);
 }
 
 }  // namespace gemmtiles
