@@ -768,11 +768,15 @@ def test_cutlass_batched_is_right(layout):
                 check_tier("auto", x, y)
 
 
-# Products whose tiles the plan's splits share: split-K (3, 5, 16), whose every tile counts its
-# slices on a flag, and CUTLASS's stream-K (0), which shares out the k iterations of the tiles
-# past its whole waves where its own heuristic finds that pays.
+# Products whose tiles the plan's schedule shares, each counting a shared tile's blocks on a
+# flag: CUTLASS's stream-K (0), which shares out the k iterations of the tiles past its whole
+# waves where its own heuristic finds that pays, and split-K whose slices the stream-K kernel
+# adds in turn (2 slices; 121 tiles in 12 slices, more blocks than fit the SMs at once); and
+# among them split-K whose slices run apart (3, 5 and 16 slices of few tiles: no flags), so that
+# no schedule leaves a flag set for another.
 SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 128, 16),
-                (2000, 300, 4000, "TN", 64, 64, 0), (64, 64, 9000, "NT", 32, 32, 0),
+                (2000, 300, 4000, "TN", 64, 64, 0), (300, 129, 1001, "TN", 64, 64, 2),
+                (64, 64, 9000, "NT", 32, 32, 0), (700, 700, 3000, "NT", 64, 64, 12),
                 (1000, 1000, 3000, "TT", 128, 128, 0), (33, 1500, 700, "NN", 128, 32, 5)]
 
 
@@ -869,17 +873,20 @@ def _graph_replays_right(a, b):
 @needs_cuda
 @needs_cutlass
 def test_a_batch_with_k_split_leaves_the_flags_zero_and_captures():
-    # Launched product by product with K split, every launch shares tiles through the
-    # stream's flags and must leave them zero for the next; captured in a graph, each launch
-    # zeroes flags of its own, and the replays must be right.
+    # Launched product by product with K split: in 2 slices every launch shares tiles through
+    # the stream's flags and must leave them zero for the next, and captured in a graph each
+    # launch zeroes flags of its own; in 6 slices of these 3 tiles the slices run apart, each
+    # product's reduction done with the workspace before the next product's slices write it.
+    # The replays must be right.
     a, b = _operands(40, 129, 3001, "NN", batch=6)
-    with forced("cutlass", 64, 64, 6):
-        for _ in range(2):
-            check_tier("auto", a, b, alpha=0.75)
-        torch.cuda.synchronize()
+    for splits in (2, 6):
+        with forced("cutlass", 64, 64, splits):
+            for _ in range(2):
+                check_tier("auto", a, b, alpha=0.75)
+            torch.cuda.synchronize()
+            assert _C.cutlass_flags_left_set() == 0
+            _graph_replays_right(a, b)
         assert _C.cutlass_flags_left_set() == 0
-        _graph_replays_right(a, b)
-    assert _C.cutlass_flags_left_set() == 0
 
 
 @needs_cuda
@@ -918,10 +925,46 @@ def test_cutlass_launches_leave_their_flags_zero():
     torch.cuda.synchronize()
     assert _C.cutlass_flags_left_set() == 0
     a, b = _operands(300, 129, 1001, "NN")
-    with forced("cutlass", 64, 64, 3):
-        gemmtiles.sgemm(a, b, tier="auto")
-        _graph_replays_right(a, b)
-    assert _C.cutlass_flags_left_set() == 0
+    for splits in (2, 3):  # the stream-K kernel's slices added in turn; slices apart
+        with forced("cutlass", 64, 64, splits):
+            gemmtiles.sgemm(a, b, tier="auto")
+            _graph_replays_right(a, b)
+        assert _C.cutlass_flags_left_set() == 0
+
+
+@needs_cuda
+@needs_cutlass
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_k_split_runs_its_slices_apart_where_cutlass_would_add_them_in_a_wave(layout):
+    # K split where CUTLASS's stream-K kernel would add the slices in a wave of reduction
+    # blocks of its grid (3 or more slices, its blocks in fewer waves than an SM holds: 4 tiles
+    # in 12 slices): its data-parallel kernel writes each slice's partial product and
+    # split_k_reduce_kernel adds them (run_slices in auto/cutlass_simt.cuh). CUTLASS rounds a
+    # slice up to whole cache lines where A's or B's rows run along K and K is a multiple of 32
+    # (NN, NT, TT: 1408 in 12 slices, 11 of 128; TN 12 of 120): the reduction adds the slices
+    # written. The allocator's blocks the workspace may reuse hold NaNs first, which an
+    # unwritten slice added would carry into the output. Elsewhere (2 slices; 100 tiles in 12
+    # slices, more blocks than fit the SMs at once; stream-K and data-parallel schedules) the
+    # stream-K kernel alone.
+    def kernels(m, n, schedule):
+        a, b = _operands(m, n, 1408, layout)
+        nans = [torch.full((12 * m * n,), float("nan"), device="cuda") for _ in range(4)]
+        del nans
+        out = []
+        with forced("cutlass", 64, 64, schedule):
+            names = kernels_run(lambda: out.append(gemmtiles.sgemm(a, b, tier="auto")))
+            check_tier("auto", a, b, torch.randn(m, n, device="cuda"), alpha=0.5, beta=-2.0)
+        assert_gemm_close(out[0], a, b)
+        tiles = [x for x in names if "cutlass::Kernel2<" in x]
+        assert len(tiles) == 1, names
+        apart = "GemmIdentityThreadblockSwizzle" in tiles[0]
+        assert apart != ("ThreadblockSwizzleStreamK" in tiles[0]), names
+        assert sum("split_k_reduce_kernel" in x for x in names) == int(apart), names
+        return apart
+
+    assert kernels(100, 70, 12)
+    assert not any(kernels(m, n, schedule) for m, n, schedule in [(100, 70, 2), (640, 640, 12), (100, 70, 0),
+                                                                  (100, 70, 1)])
 
 
 # One row with K a multiple of 4 (B's lines aligned where unpadded) runs the one-row build; 1-4

@@ -460,4 +460,11 @@ GEMMTILES_CUDA_TIER(auto, Operands::kUnitStride, launch_auto);
 // The clusters the current device runs, as auto's model takes them (gemmtiles._C.cluster_blocks).
 ClusterBlocks device_cluster_blocks() { return skinny_cluster_blocks(); }
 
+#if GEMMTILES_CUTLASS
+void launch_split_k_reduce(const GemmProblem& p, int64_t slices, const float* ws, cudaStream_t stream) {
+  launch_reduce(p, slices, ws, stream);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+#endif
+
 }  // namespace gemmtiles

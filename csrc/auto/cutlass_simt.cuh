@@ -42,6 +42,10 @@ class GemmOnFlags : public Gemm {
     this->params_.partials_workspace = partials;
     this->params_.barrier_workspace = flags;
   }
+  // Whether the grid adds the tiles' slices in a wave of reduction blocks of its own
+  // (ThreadblockSwizzleStreamK: 3 or more slices a tile, its blocks in fewer waves than the
+  // blocks an SM holds).
+  bool reduction_wave() const { return this->params_.block_mapping.reduction_blocks > 0; }
 };
 
 // The math a kernel runs. Exact fp32 FMAs on the CUDA cores: slices 8 deep, single-float
@@ -65,15 +69,57 @@ struct Tf32Math {
 };
 
 // A and B K-major (row-major A; column-major B) or not; a BM x BN x Math::kK tile of warps of
-// WM x WN, STAGES stages of cp.async copies.
-template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
+// WM x WN, STAGES stages of cp.async copies; CUTLASS's stream-K scheduler, or (Swizzle) its
+// data-parallel one, for the slices of a split K run apart (run_slices).
+template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES,
+          class Swizzle = cutlass::gemm::threadblock::ThreadblockSwizzleStreamK>
 using GemmOf = cutlass::gemm::device::GemmUniversal<
     float, std::conditional_t<A_KMAJOR, cutlass::layout::RowMajor, cutlass::layout::ColumnMajor>, float,
     std::conditional_t<B_KMAJOR, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>, float,
     cutlass::layout::RowMajor, float, typename Math::OpClass, cutlass::arch::Sm80,
     cutlass::gemm::GemmShape<BM, BN, Math::kK>, cutlass::gemm::GemmShape<WM, WN, Math::kK>, typename Math::Instruction,
-    cutlass::epilogue::thread::LinearCombination<float, Math::kAlign, float, float>,
-    cutlass::gemm::threadblock::ThreadblockSwizzleStreamK, STAGES, Math::kAlign, Math::kAlign, typename Math::Operator>;
+    cutlass::epilogue::thread::LinearCombination<float, Math::kAlign, float, float>, Swizzle, STAGES, Math::kAlign,
+    Math::kAlign, typename Math::Operator>;
+
+// A split K's slices run apart: CUTLASS's data-parallel kernel with K cut into slices
+// (kGemmSplitKParallel), each slice's tiles writing their partial product (alpha 1, no c) to a
+// workspace of one M x N output a slice, then launch_split_k_reduce adding them up in a fixed
+// order, so every run gives the same bits. About `splits` slices: CUTLASS rounds a slice's K
+// up to a multiple of 4, and of a cache line where an operand's rows run along K and K allows,
+// which can leave fewer; the reduction adds those written. Why, where the stream-K kernel
+// would add them in a wave of reduction blocks (run, below): on deep-K products of at most one
+// 64 x 64 tile an SM (scripts/splitk_reduce.cu, H200, that tile's two- and four-warp builds, NN
+// and NT, with a reduction of its own, a loop over the slices), slices run apart took
+// 0.80-0.92x the wave's time at each number of slices from 3 to 32 (geomean; down to 0.39x).
+// Where the stream-K kernel adds them one slice after another (2 slices, or more blocks than
+// fit the SMs at once) they stay in its grid: apart, they ran 0.98-1.02x its time up to 16
+// slices there, and through auto on such split plans of large outputs (hundreds of tiles),
+// whose partial products are many bytes, up to 1.2x (docs/auto.md).
+template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
+void run_slices(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
+  using Gemm = GemmOf<Math, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES,
+                      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>>;
+  struct Sliced : Gemm {
+    int64_t slices() const { return this->params_.grid_tiled_shape.k(); }
+  };
+  const int64_t mn = p.M * p.N;
+  // From the caching allocator, on this stream: freed when this call returns, reused only by
+  // work queued after the reduction.
+  const c10::DataPtr partials = c10::cuda::CUDACachingAllocator::get()->allocate(size_t(splits * mn) * sizeof(float));
+  float* ws = static_cast<float*>(partials.get());
+  typename Gemm::Arguments args(cutlass::gemm::GemmUniversalMode::kGemmSplitKParallel,
+                                {static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K)},
+                                static_cast<int>(splits), {1.0f, 0.0f}, p.a, p.b, ws, ws, 0, 0, mn, mn, a_ld(p),
+                                b_ld(p), p.N, p.N);
+  Sliced gemm;
+  cutlass::Status status = gemm.can_implement(args);
+  if (status == cutlass::Status::kSuccess) status = gemm.initialize(args, nullptr, stream);
+  if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
+  TORCH_CHECK(status == cutlass::Status::kSuccess, "gemmtiles: CUTLASS's ", Math::kName, " (", BM, " x ", BN,
+              " tile, K in ", splits, " slices) did not launch: ", cutlass::cutlassGetStatusString(status));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_split_k_reduce(p, gemm.slices(), ws, stream);
+}
 
 template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
 void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
@@ -97,6 +143,11 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
   GemmOnFlags<Gemm> gemm;
   cutlass::Status status = gemm.can_implement(args);
   if (status == cutlass::Status::kSuccess) status = gemm.set_up(args);
+  if constexpr (std::is_same_v<Math, SimtMath>) {
+    if (status == cutlass::Status::kSuccess && !batched && splits > 1 && gemm.reduction_wave()) {
+      return run_slices<Math, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES>(p, splits, stream);
+    }
+  }
   // Partial tiles come from the caching allocator, on this stream: freed when this call
   // returns, reused only by work queued after the kernel. The barrier flags are the stream's
   // own, already zero (zeroed_cutlass_flags); while the stream captures a graph, flags of

@@ -8,9 +8,13 @@
 //      the rest shared out evenly between about one block per SM (CUTLASS's own choice of
 //      how many, from its model of the waves);
 //   1: data-parallel, one block per output tile (and per batch entry);
-//   s > 1: split-K, every tile's K cut into s slices.
-// Partial tiles are added through a workspace in a fixed order (CUTLASS's turnstile), so every
-// run gives the same bits. Single-float copies: any leading dimension and any offset.
+//   s > 1: split-K, every tile's K cut into s slices (a batch: one product at a time). Where
+//      CUTLASS would add the slices in a wave of reduction blocks inside its grid, they run
+//      apart on the same tile's data-parallel kernel instead, each writing its partial product
+//      to a workspace that a second kernel adds up (run_slices in cutlass_simt.cuh).
+// Partial tiles are added in a fixed order (CUTLASS's turnstile through its workspace; slices
+// run apart by split_k_reduce_kernel's groups), so every run gives the same bits. Single-float
+// copies: any leading dimension and any offset.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +76,11 @@ void launch_cutlass_simt_tn(const GemmProblem& p, int rows, int cols, int warps,
                             cudaStream_t stream);
 void launch_cutlass_simt_tt(const GemmProblem& p, int rows, int cols, int warps, int64_t splits,
                             cudaStream_t stream);
+// out = alpha * (the sum of `slices` partial products, M x N each, at ws) + beta * c on the
+// stream, in a fixed order: the reduction of split-K's slices where they run apart
+// (cutlass_simt.cuh's run_slices). auto.cu's, split_k_reduce_kernel (launch_reduce in
+// auto/launch.cuh), which a CUTLASS unit cannot include.
+void launch_split_k_reduce(const GemmProblem& p, int64_t slices, const float* ws, cudaStream_t stream);
 // The blocks of each layout's kernel on that tile the current device holds an SM at once, -1
 // where it cannot say: what CUTLASS's scheduler plans its waves on, and what auto's cost model
 // takes (tile_blocks_per_sm in auto/exact_model.h).
