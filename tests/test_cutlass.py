@@ -771,12 +771,12 @@ def test_cutlass_batched_is_right(layout):
 # Products whose tiles the plan's schedule shares, each counting a shared tile's blocks on a
 # flag: CUTLASS's stream-K (0), which shares out the k iterations of the tiles past its whole
 # waves where its own heuristic finds that pays, and split-K whose slices the stream-K kernel
-# adds in turn (2 slices; 121 tiles in 12 slices, more blocks than fit the SMs at once); and
+# adds in turn (2 slices; 81 tiles in 16 slices, more blocks than fit the SMs at once); and
 # among them split-K whose slices run apart (3, 5 and 16 slices of few tiles: no flags), so that
 # no schedule leaves a flag set for another.
 SHARED_TILES = [(300, 129, 1001, "NN", 64, 64, 3), (130, 257, 2000, "NT", 32, 128, 16),
                 (2000, 300, 4000, "TN", 64, 64, 0), (300, 129, 1001, "TN", 64, 64, 2),
-                (64, 64, 9000, "NT", 32, 32, 0), (700, 700, 3000, "NT", 64, 64, 12),
+                (64, 64, 9000, "NT", 32, 32, 0), (576, 576, 1600, "NT", 64, 64, 16),
                 (1000, 1000, 3000, "TT", 128, 128, 0), (33, 1500, 700, "NN", 128, 32, 5)]
 
 
