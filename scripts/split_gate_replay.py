@@ -4,7 +4,9 @@ reduction blocks), and the sample's speed against cuBLAS fp32 replayed from two 
 of a build whose split plans all add their slices inside the stream-K kernel, one of a build
 that runs every split plan's slices apart. Each product takes the second run's time where its
 plan runs apart, the first's elsewhere, against the first run's cuBLAS; plans from the shipped
-model on `--sms` SMs, no table, as the runs planned them (GEMMTILES_AUTO_TABLES=0). CPU only.
+model on `--sms` SMs, no table (GEMMTILES_AUTO_TABLES=0): as the runs planned them but for the
+few products this model plans at 24 or 32 slices, which the runs' builds did not weigh, and
+which replay the time of the runs' own plans. CPU only.
 
     python scripts/split_gate_replay.py [BEFORE AFTER] [--sms 132]
 
@@ -36,19 +38,18 @@ def load(path):
 
 
 def runs_apart(label, layout, bmm, sms):
-    """The product's plan, and whether its slices run apart (one product's tiles and slices,
-    in fewer waves over the SMs than the blocks an SM holds, 3 or more slices)."""
+    """The product's plan, and whether its slices run apart (_C.cutlass_slices_apart: CUTLASS's
+    rule for a wave of reduction blocks, on one product's tiles)."""
     dims = [int(x) for x in label.split("x")]
     batch, m, n, k = dims if len(dims) == 4 else [1] + dims
     mm, bb = (m, batch) if bmm else (m * batch, 1)
     a_k, b_k, a_vec, b_vec = exact_fit._flags("NN" if layout == "bmm" else layout, mm, n, k, bb)
     plan = _C.auto_plan(mm, n, k, bb, b_k, b_vec, sms, a_kmajor=a_k, a_vec=a_vec, cutlass=True)
-    if plan.kernel not in CUTLASS or plan.splits < 3:
+    if plan.kernel not in CUTLASS:
         return plan, False
     copied_a, copied_b = CUTLASS[plan.kernel]
-    held = _C.cutlass_blocks_per_sm(plan.mt, plan.nw, plan.w, a_k and not copied_a, b_k and not copied_b)[0]
-    blocks = -(-mm // plan.mt) * -(-n // plan.nw) * plan.splits
-    return plan, -(-blocks // sms) < held
+    return plan, _C.cutlass_slices_apart(plan.mt, plan.nw, plan.w, mm, n, k, plan.splits, sms, a_k and not copied_a,
+                                         b_k and not copied_b)
 
 
 def main():

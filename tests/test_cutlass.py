@@ -89,14 +89,16 @@ def test_candidates_cover_each_tile_and_split():
     assert {("cutlass", *t) for t in TILES} <= kinds
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
-    # CUTLASS's split-K to 16 slices, gemmtiles' split tiles (a reduction pass) to 64.
+    # CUTLASS's split-K to 16 slices (on 1024 tiles and more, 24 or 32 slices would add them in
+    # the stream-K kernel), gemmtiles' split tiles (a reduction pass) to 64.
     assert {c.splits for c in cands if c.kernel in CUTLASS_KERNELS} == {1, 2, 3, 4, 6, 8, 12, 16}
     assert {c.splits for c in cands if c.kernel == "split_tile"} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
     # A batch of products runs data-parallel, its K-major operands copied or not; up to 32
     # products also one launch each, K split.
+    # products also one launch each, K split (a product of few tiles past 16 slices too: below).
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)
                if c.kernel in CUTLASS_KERNELS]
-    assert {c.splits for c in batched} == {1, 2, 3, 4, 6, 8, 12, 16}
+    assert {c.splits for c in batched} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}
     assert {c.kernel for c in batched} == set(CUTLASS_KERNELS)
     many = [c for c, _ in _C.exact_candidates(64, 64, 4096, 33, True, True, True, H100_SMS)
             if c.kernel in CUTLASS_KERNELS]
@@ -118,6 +120,33 @@ def test_candidates_cover_each_tile_and_split():
     assert any(c.kernel.startswith("skinny") for c, _ in _C.exact_candidates(8, 4096, 4096, 1, True, True, True, 132))
     assert not any(c.kernel.startswith("skinny")
                    for c, _ in _C.exact_candidates(64, 4096, 4096, 1, True, True, True, 132))
+
+
+@pytest.mark.parametrize("m,n,k,a_k,b_k,few", [(100, 70, 8192, False, False, True), (17, 3000, 4100, True, True, True),
+                                               (300, 257, 2049, True, False, True), (64, 64, 1024, False, True, True),
+                                               (64, 64, 760, False, True, False), (2048, 2048, 8192, True, True, False),
+                                               (1000, 1000, 6000, False, False, False)])
+def test_cutlass_goes_past_16_slices_where_it_runs_them_apart(m, n, k, a_k, b_k, few):
+    # CUTLASS's candidates of 24 and 32 slices are exactly those that run their slices apart
+    # (its data-parallel kernel and a reduction, cutlass_slices_apart) and keep 4 k iterations
+    # of 8 a slice; a K-major operand copied first is row-major to CUTLASS's kernel.
+    cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS)]
+    copies = {"cutlass": (False, False), "cutlass_a_copied": (True, False), "cutlass_b_copied": (False, True),
+              "cutlass_ab_copied": (True, True)}
+    past = {(c.kernel, c.mt, c.nw, c.w, c.splits) for c in cands if c.kernel in copies and c.splits > 16}
+    want = set()
+    for kernel, (ca, cb) in copies.items():
+        if (ca and not a_k) or (cb and not b_k):
+            continue
+        for mt, nw, w in TILES:
+            for s in (24, 32):
+                if -(-k // 8) // s >= 4 and _C.cutlass_slices_apart(mt, nw, w, m, n, k, s, H100_SMS, a_k and not ca,
+                                                                    b_k and not cb):
+                    want.add((kernel, mt, nw, w, s))
+    assert past == want
+    # Some, on few tiles and deep K; none where the tiles' blocks fill the SMs many times over,
+    # or where 24 slices would be of fewer than 4 k iterations (760: 95).
+    assert bool(past) == few
 
 
 @pytest.mark.parametrize("m,n,k,b_k,b_vec", [(1, 807, 240, True, True), (2, 2801, 487, True, False),
@@ -821,20 +850,23 @@ def test_a_batch_with_k_split_is_right(layout):
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_deep_splits_are_right(layout):
     # K in 24 to 64 slices (a few deep tiles filling the SMs) on every split tile that takes
-    # them (32 and 64 rows of any layout, the pipelined 128 x 128 tile): odd sizes, operands
-    # aligned and not, a bias row through the epilogue.
-    tiles = set()
+    # them (32 and 64 rows of any layout, the pipelined 128 x 128 tile), and in 24 and 32 on
+    # CUTLASS's tiles where their slices run apart, the operands as they lie or copied first:
+    # odd sizes, operands aligned and not, a bias row through the epilogue.
+    tiles, cutlass = set(), set()
     for (m, n, k), pad in itertools.product([(70, 300, 5001), (200, 300, 6001)], (0, 3)):
         a, b = _operands(m, n, k, layout, pad)
         a_k, b_k, a_vec, b_vec = exact_fit._layout_flags(a, b)
         plans = [tuple(p) for p, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, b_vec, H100_SMS, a_vec)
                  if p.splits in (24, 32, 48, 64)]
-        assert {p[0] for p in plans} <= {"split_tile"}, plans
-        tiles |= {p[1] for p in plans}
+        assert {p[0] for p in plans} <= {"split_tile", *CUTLASS_KERNELS}, plans
+        tiles |= {p[1] for p in plans if p[0] == "split_tile"}
+        cutlass |= {p[4] for p in plans if p[0] != "split_tile"}
         for plan in plans:
             with forced_plan(*plan):
                 check_tier("auto", a, b, torch.randn(n, device="cuda"), alpha=0.5, beta=2.0)
     assert tiles == {32, 64, 128}, tiles
+    assert cutlass == {24, 32}, cutlass
 
 
 @needs_cuda
@@ -960,9 +992,16 @@ def test_a_k_split_runs_its_slices_apart_where_cutlass_would_add_them_in_a_wave(
         apart = "GemmIdentityThreadblockSwizzle" in tiles[0]
         assert apart != ("ThreadblockSwizzleStreamK" in tiles[0]), names
         assert sum("split_k_reduce_kernel" in x for x in names) == int(apart), names
+        if schedule > 1:  # the model's restatement of CUTLASS's rule, which prices the plans
+            a_k, b_k, _, _ = exact_fit._layout_flags(a, b)
+            warps = next(w for r, c, w in TILES if (r, c) == (64, 64))
+            sms = torch.cuda.get_device_properties(0).multi_processor_count
+            assert _C.cutlass_slices_apart(64, 64, warps, m, n, 1408, schedule, sms, a_k, b_k) == apart
         return apart
 
     assert kernels(100, 70, 12)
+    # 32 slices run apart alone: CUTLASS's candidates past 16 slices (exact_candidates).
+    assert kernels(100, 70, 32)
     assert not any(kernels(m, n, schedule) for m, n, schedule in [(100, 70, 2), (640, 640, 12), (100, 70, 0),
                                                                   (100, 70, 1)])
 

@@ -1253,13 +1253,32 @@ inline double stream_excess(const AutoPlan& plan) {
 // The splits of K the CUTLASS candidates are estimated at (1: data-parallel); a slice keeps at
 // least kMinSliceIters k iterations of 8. gemmtiles' own split tiles go on to 24, 32, 48 and
 // 64 slices, so that a few deep tiles fill the SMs: their slices are added by a reduction pass
-// over all outputs at once. CUTLASS's split-K adds a tile's slices in one block, one after
-// another: at 24 and 32 slices several of its plans ran well behind their estimates
-// (docs/auto.md), so its candidates stop at 16. (The model was fitted on up to 16 slices for
-// both.)
+// over all outputs at once. CUTLASS's stream-K kernel adds a tile's slices in one block, one
+// after another: at 24 and 32 slices several of its plans ran well behind their estimates
+// (docs/auto.md), so its candidates go past 16 slices (kCutlassApartSplits) only where they
+// run their slices apart (cutlass_slices_apart), added by a reduction pass as the split tiles'.
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+inline constexpr int64_t kCutlassApartSplits[] = {24, 32};
 inline constexpr int64_t kOwnTileSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 inline constexpr int64_t kMinSliceIters = 4;
+// Whether a CUTLASS plan of one product's M x N x K on CUTLASS tile `tile`, K in `splits` slices,
+// runs its slices apart: CUTLASS's data-parallel kernel writes each slice's partial product and
+// a reduction adds them (run_slices in auto/cutlass_simt.cuh), where its stream-K kernel would
+// add them in a wave of reduction blocks. That launch asks CUTLASS's own block mapping
+// (ThreadblockSwizzleStreamK); this is its rule, the blocks an SM holds taken from the model
+// (tile_blocks_per_sm, the device's own on sm_90): the split's blocks (tiles x slices, at most
+// one a k iteration of 8) in fewer waves over the SMs than an SM holds, and more than two a
+// tile. A batch with K split runs its products one launch each (cutlass_entry_launches): each
+// launch is one product's.
+inline bool cutlass_slices_apart(int64_t M, int64_t N, int64_t K, int tile, bool a_kmajor, bool b_kmajor,
+                                 int64_t splits, int64_t sms) {
+  if (splits < 2 || tile < 0 || tile >= kCutlassTileCount) return false;
+  const CutlassTile t = cutlass_tile_at(tile);
+  const int64_t tiles = ceil_div64(M, t.bm) * ceil_div64(N, t.bn), s = std::max<int64_t>(1, sms);
+  const int64_t blocks = std::min(tiles * splits, tiles * ceil_div64(K, 8));
+  return ceil_div64(tiles * splits, s) < tile_blocks_per_sm(tile, a_kmajor, b_kmajor) && blocks > 2 * tiles;
+}
+
 // A batch of up to this many products may also run them one launch after another, each with K
 // split (CUTLASS's batched launch splits nothing): what fills the GPU where the batch's tiles
 // are few and deep. The model prices each launch; past a few tens of them their host time
@@ -1461,13 +1480,20 @@ inline std::vector<AutoPlan> exact_candidates(int64_t M, int64_t N, int64_t K, i
       if (copy_b && !(b_kmajor && copy_fits(N, K, batch))) break;
       for (int i = 0; i < kCutlassTileCount; ++i) {
         const CutlassTile t = cutlass_tile_at(i);
-        for (int64_t s : kExactSplits) {
-          if (s > 1 && (batch > kEntryLaunchMaxBatch || iters / s < kMinSliceIters)) break;
+        const auto split = [&](int64_t s) {
           AutoPlan plan{cutlass_kernel_copying(copy_a, copy_b), t.bm, t.bn, t.warps};
           plan.splits = s;
           plan.k_slice = ceil_div64(K, s);
           consider(plan);
+        };
+        for (int64_t s : kExactSplits) {
+          if (s > 1 && (batch > kEntryLaunchMaxBatch || iters / s < kMinSliceIters)) break;
+          split(s);
         }
+        for (int64_t s : kCutlassApartSplits)
+          if (batch <= kEntryLaunchMaxBatch && iters / s >= kMinSliceIters &&
+              cutlass_slices_apart(M, N, K, i, a_kmajor && !copy_a, b_kmajor && !copy_b, s, sms))
+            split(s);
       }
     }
   }

@@ -799,6 +799,30 @@ PyObject* py_cutlass_tiles(PyObject*, PyObject*) {
   return py_list(tiles, [](const gemmtiles::CutlassTile& t) { return Py_BuildValue("(iii)", t.bm, t.bn, t.warps); });
 }
 
+// gemmtiles._C.cutlass_slices_apart(rows, cols, warps, m, n, k, splits, sms, a_kmajor, b_kmajor) -> bool:
+// whether CUTLASS's kernel on that tile (one of cutlass_tiles()), K of one M x N x K product in
+// `splits` slices on `sms` SMs, runs its slices apart (cutlass_slices_apart in auto/plan.h).
+PyObject* py_cutlass_slices_apart(PyObject*, PyObject* args) {
+  HANDLE_TH_ERRORS
+  int rows, cols, warps, a_kmajor, b_kmajor;
+  long long m, n, k, splits, sms;
+  if (!PyArg_ParseTuple(args, "iiiLLLLLpp", &rows, &cols, &warps, &m, &n, &k, &splits, &sms, &a_kmajor, &b_kmajor))
+    return nullptr;
+  const int tile = gemmtiles::cutlass_tile_index(rows, cols, warps);
+  if (tile < 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "cutlass_slices_apart: the tile must be one of cutlass_tiles(), got %d x %d on %d warps", rows, cols,
+                 warps);
+    return nullptr;
+  }
+  if (m < 0 || n < 0 || k < 0 || splits < 1 || sms < 1) {
+    PyErr_SetString(PyExc_ValueError, "cutlass_slices_apart: m, n and k must be >= 0, splits and sms >= 1");
+    return nullptr;
+  }
+  return PyBool_FromLong(gemmtiles::cutlass_slices_apart(m, n, k, tile, a_kmajor, b_kmajor, splits, sms));
+  END_HANDLE_TH_ERRORS
+}
+
 // gemmtiles._C.cutlass_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor) -> (model, device):
 // the blocks of CUTLASS's kernel on that tile (one of cutlass_tiles()) and layout an SM holds at
 // once, as auto's cost model takes it (tile_blocks_per_sm in auto/exact_model.h) and as the
@@ -990,6 +1014,10 @@ PyMethodDef methods[] = {
     {"cutlass_kernels", py_cutlass_kernels, METH_NOARGS, "Whether this build has auto's CUTLASS SIMT kernels."},
     {"cutlass_tiles", py_cutlass_tiles, METH_NOARGS,
      "cutlass_tiles(): CUTLASS's tiles auto weighs, (rows, cols, warps), in the cost model's order."},
+    {"cutlass_slices_apart", py_cutlass_slices_apart, METH_VARARGS,
+     "cutlass_slices_apart(rows, cols, warps, m, n, k, splits, sms, a_kmajor, b_kmajor): whether CUTLASS's kernel on "
+     "that tile runs the slices of K split `splits` ways apart (its data-parallel kernel, then a reduction), where its "
+     "stream-K kernel would add them in a wave of reduction blocks."},
     {"cutlass_blocks_per_sm", py_cutlass_blocks_per_sm, METH_VARARGS,
      "cutlass_blocks_per_sm(rows, cols, warps, a_kmajor, b_kmajor): (model, device), the blocks of CUTLASS's kernel on "
      "that tile and layout an SM holds at once, as auto's cost model takes it and as the current device holds them "
