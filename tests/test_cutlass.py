@@ -89,12 +89,12 @@ def test_candidates_cover_each_tile_and_split():
     assert {("cutlass", *t) for t in TILES} <= kinds
     for copied in CUTLASS_KERNELS[1:]:
         assert {(copied, *t) for t in TILES} <= kinds
-    # CUTLASS's split-K to 16 slices (on 1024 tiles and more, 24 or 32 slices would add them in
-    # the stream-K kernel), gemmtiles' split tiles (a reduction pass) to 64.
+    # CUTLASS's split-K to 16 slices (24 or 32 slices of these many tiles would fill the SMs
+    # more waves than an SM holds, and add them in the stream-K kernel), gemmtiles' split tiles
+    # (a reduction pass) to 64.
     assert {c.splits for c in cands if c.kernel in CUTLASS_KERNELS} == {1, 2, 3, 4, 6, 8, 12, 16}
     assert {c.splits for c in cands if c.kernel == "split_tile"} == {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
     # A batch of products runs data-parallel, its K-major operands copied or not; up to 32
-    # products also one launch each, K split.
     # products also one launch each, K split (a product of few tiles past 16 slices too: below).
     batched = [c for c, _ in _C.exact_candidates(64, 64, 4096, 8, True, True, True, H100_SMS)
                if c.kernel in CUTLASS_KERNELS]
@@ -120,6 +120,25 @@ def test_candidates_cover_each_tile_and_split():
     assert any(c.kernel.startswith("skinny") for c, _ in _C.exact_candidates(8, 4096, 4096, 1, True, True, True, 132))
     assert not any(c.kernel.startswith("skinny")
                    for c, _ in _C.exact_candidates(64, 4096, 4096, 1, True, True, True, 132))
+
+
+def test_cutlass_slices_apart_is_cutlasss_rule():
+    # CUTLASS's reduction-wave rule (ThreadblockSwizzleStreamK), by hand, on the 64 x 64 tile on
+    # two warps with a K-major A (six blocks an SM): the tiles x slices in fewer waves over the
+    # SMs than an SM holds, and more than two blocks a tile, a tile's blocks at most its k
+    # iterations of 8.
+    assert _C.cutlass_blocks_per_sm(64, 64, 2, True, False)[0] == 6
+    apart = lambda m, n, k, s, sms=H100_SMS: _C.cutlass_slices_apart(64, 64, 2, m, n, k, s, sms, True, False)  # noqa: E731
+    assert apart(192, 576, 8192, 24)  # 27 tiles: 648 blocks, 5 waves of 132
+    assert not apart(192, 577, 8192, 24)  # 30 tiles: 720 blocks, 6 waves
+    assert apart(192, 577, 8192, 24, sms=145)  # 5 waves of 145
+    assert apart(100, 70, 17, 3) and not apart(100, 70, 16, 3)  # 3 k iterations a tile, then 2
+    assert not apart(100, 70, 8192, 2)  # two slices: no more than two blocks a tile
+    assert not apart(0, 70, 8192, 12) and not apart(100, 70, 8192, 1)
+    for bad in [(48, 64, 2, 1, 1, 1, 2, 132, True, True), (64, 64, 2, -1, 1, 1, 2, 132, True, True),
+                (64, 64, 2, 1, 1, 1, 0, 132, True, True), (64, 64, 2, 2**31, 1, 1, 2, 132, True, True)]:
+        with pytest.raises(ValueError, match="cutlass_slices_apart"):
+            _C.cutlass_slices_apart(*bad)
 
 
 @pytest.mark.parametrize("m,n,k,a_k,b_k,few", [(100, 70, 8192, False, False, True), (17, 3000, 4100, True, True, True),
@@ -980,7 +999,7 @@ def test_a_k_split_runs_its_slices_apart_where_cutlass_would_add_them_in_a_wave(
     # stream-K kernel alone.
     def kernels(m, n, schedule):
         a, b = _operands(m, n, 1408, layout)
-        nans = [torch.full((12 * m * n,), float("nan"), device="cuda") for _ in range(4)]
+        nans = [torch.full((32 * m * n,), float("nan"), device="cuda") for _ in range(4)]
         del nans
         out = []
         with forced("cutlass", 64, 64, schedule):

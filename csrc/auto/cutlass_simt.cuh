@@ -94,7 +94,11 @@ using GemmOf = cutlass::gemm::device::GemmUniversal<
 // Where the stream-K kernel adds them one slice after another (2 slices, or more blocks than
 // fit the SMs at once) they stay in its grid: apart, they ran 0.98-1.02x its time up to 16
 // slices there, and through auto on such split plans of large outputs (hundreds of tiles),
-// whose partial products are many bytes, up to 1.2x (docs/auto.md).
+// whose partial products are many bytes, up to 1.2x (docs/auto.md). Past 16 slices
+// (kCutlassInGridSplits) a plan runs apart even where the stream-K kernel would add its slices
+// in its grid (a GPU that holds fewer blocks an SM than the model's table): the planner weighs
+// such plans only where its rule sends them apart (cutlass_slices_apart in auto/plan.h), and
+// the stream-K kernel ran them behind their estimates.
 template <class Math, bool A_KMAJOR, bool B_KMAJOR, int BM, int BN, int WM, int WN, int STAGES>
 void run_slices(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
   using Gemm = GemmOf<Math, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES,
@@ -144,7 +148,8 @@ void run(const GemmProblem& p, int64_t splits, cudaStream_t stream) {
   cutlass::Status status = gemm.can_implement(args);
   if (status == cutlass::Status::kSuccess) status = gemm.set_up(args);
   if constexpr (std::is_same_v<Math, SimtMath>) {
-    if (status == cutlass::Status::kSuccess && !batched && splits > 1 && gemm.reduction_wave()) {
+    if (status == cutlass::Status::kSuccess && !batched && splits > 1 &&
+        (splits > kCutlassInGridSplits || gemm.reduction_wave())) {
       return run_slices<Math, A_KMAJOR, B_KMAJOR, BM, BN, WM, WN, STAGES>(p, splits, stream);
     }
   }

@@ -1257,8 +1257,12 @@ inline double stream_excess(const AutoPlan& plan) {
 // after another: at 24 and 32 slices several of its plans ran well behind their estimates
 // (docs/auto.md), so its candidates go past 16 slices (kCutlassApartSplits) only where they
 // run their slices apart (cutlass_slices_apart), added by a reduction pass as the split tiles'.
+// (The model was fitted on up to 16 slices for both.)
 inline constexpr int64_t kExactSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 inline constexpr int64_t kCutlassApartSplits[] = {24, 32};
+// The most slices CUTLASS's stream-K kernel is planned to add in its grid (kExactSplits' last).
+inline constexpr int64_t kCutlassInGridSplits = 16;
+static_assert(kExactSplits[std::size(kExactSplits) - 1] == kCutlassInGridSplits);
 inline constexpr int64_t kOwnTileSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 inline constexpr int64_t kMinSliceIters = 4;
 // Whether a CUTLASS plan of one product's M x N x K on CUTLASS tile `tile`, K in `splits` slices,
@@ -1266,10 +1270,12 @@ inline constexpr int64_t kMinSliceIters = 4;
 // a reduction adds them (run_slices in auto/cutlass_simt.cuh), where its stream-K kernel would
 // add them in a wave of reduction blocks. That launch asks CUTLASS's own block mapping
 // (ThreadblockSwizzleStreamK); this is its rule, the blocks an SM holds taken from the model
-// (tile_blocks_per_sm, the device's own on sm_90): the split's blocks (tiles x slices, at most
-// one a k iteration of 8) in fewer waves over the SMs than an SM holds, and more than two a
-// tile. A batch with K split runs its products one launch each (cutlass_entry_launches): each
-// launch is one product's.
+// (tile_blocks_per_sm, the device's own on sm_90): the split's tiles x slices in fewer waves
+// over the SMs than an SM holds, and more than two blocks a tile (a tile's blocks capped at its
+// k iterations of 8). Plans past 16 slices run apart whatever the device holds (run in
+// auto/cutlass_simt.cuh): they are candidates only where this rule sends them apart. A batch
+// with K split runs its products one launch each (cutlass_entry_launches): each launch is one
+// product's.
 inline bool cutlass_slices_apart(int64_t M, int64_t N, int64_t K, int tile, bool a_kmajor, bool b_kmajor,
                                  int64_t splits, int64_t sms) {
   if (splits < 2 || tile < 0 || tile >= kCutlassTileCount) return false;
@@ -1448,8 +1454,9 @@ inline std::vector<AutoPlan> swapped_candidates(int64_t M, int64_t N, int64_t K,
 
 // The candidates that take the problem, where CUTLASS's kernels run it: the skinny kernel up to
 // its rows, the GEMV kernel up to its rows of A times a K-major B, gemmtiles' own split tiles
-// (one product), and CUTLASS's tiles, data-parallel or with K split (a batch of up to
-// kEntryLaunchMaxBatch products: one launch each, cutlass_entry_launches), on the
+// (one product), and CUTLASS's tiles, data-parallel or with K split (kExactSplits, and
+// kCutlassApartSplits where the slices run apart; a batch of up to kEntryLaunchMaxBatch
+// products: one launch each, cutlass_entry_launches), on the
 // operands as they lie or with a K-major one copied transposed first (A, B or both: copies_a,
 // copies_b); for few columns, the swapped plans (swapped_candidates). exact_plan: the one of
 // least rank (exact_rank_us), the first of equals.

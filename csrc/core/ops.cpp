@@ -5,7 +5,10 @@
 // Python module `gemmtiles._C`, whose one function reports the records.
 #include <Python.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -815,8 +818,10 @@ PyObject* py_cutlass_slices_apart(PyObject*, PyObject* args) {
                  warps);
     return nullptr;
   }
-  if (m < 0 || n < 0 || k < 0 || splits < 1 || sms < 1) {
-    PyErr_SetString(PyExc_ValueError, "cutlass_slices_apart: m, n and k must be >= 0, splits and sms >= 1");
+  constexpr long long most = std::numeric_limits<int32_t>::max();  // CUTLASS's sizes are ints
+  if (m < 0 || n < 0 || k < 0 || splits < 1 || sms < 1 || std::max({m, n, k, splits, sms}) > most) {
+    PyErr_SetString(PyExc_ValueError,
+                    "cutlass_slices_apart: m, n and k must be in [0, 2**31 - 1], splits and sms in [1, 2**31 - 1]");
     return nullptr;
   }
   return PyBool_FromLong(gemmtiles::cutlass_slices_apart(m, n, k, tile, a_kmajor, b_kmajor, splits, sms));
