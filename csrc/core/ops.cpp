@@ -802,6 +802,16 @@ PyObject* py_cutlass_tiles(PyObject*, PyObject*) {
   return py_list(tiles, [](const gemmtiles::CutlassTile& t) { return Py_BuildValue("(iii)", t.bm, t.bn, t.warps); });
 }
 
+// The index of CUTLASS's tile of rows x cols on `warps` warps (cutlass_tile_index in
+// auto/plan.h), or -1 with a ValueError set that names the caller `fn`.
+int cutlass_tile_arg(const char* fn, int rows, int cols, int warps) {
+  const int tile = gemmtiles::cutlass_tile_index(rows, cols, warps);
+  if (tile < 0)
+    PyErr_Format(PyExc_ValueError, "%s: the tile must be one of cutlass_tiles(), got %d x %d on %d warps", fn, rows,
+                 cols, warps);
+  return tile;
+}
+
 // gemmtiles._C.cutlass_slices_apart(rows, cols, warps, m, n, k, splits, sms, a_kmajor, b_kmajor) -> bool:
 // whether CUTLASS's kernel on that tile (one of cutlass_tiles()), K of one M x N x K product in
 // `splits` slices on `sms` SMs, runs its slices apart (cutlass_slices_apart in auto/plan.h).
@@ -811,13 +821,8 @@ PyObject* py_cutlass_slices_apart(PyObject*, PyObject* args) {
   long long m, n, k, splits, sms;
   if (!PyArg_ParseTuple(args, "iiiLLLLLpp", &rows, &cols, &warps, &m, &n, &k, &splits, &sms, &a_kmajor, &b_kmajor))
     return nullptr;
-  const int tile = gemmtiles::cutlass_tile_index(rows, cols, warps);
-  if (tile < 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "cutlass_slices_apart: the tile must be one of cutlass_tiles(), got %d x %d on %d warps", rows, cols,
-                 warps);
-    return nullptr;
-  }
+  const int tile = cutlass_tile_arg("cutlass_slices_apart", rows, cols, warps);
+  if (tile < 0) return nullptr;
   constexpr long long most = std::numeric_limits<int32_t>::max();  // CUTLASS's sizes are ints
   if (m < 0 || n < 0 || k < 0 || splits < 1 || sms < 1 || std::max({m, n, k, splits, sms}) > most) {
     PyErr_SetString(PyExc_ValueError,
@@ -836,13 +841,8 @@ PyObject* py_cutlass_blocks_per_sm(PyObject*, PyObject* args) {
   HANDLE_TH_ERRORS
   int rows, cols, warps, a_kmajor, b_kmajor;
   if (!PyArg_ParseTuple(args, "iiipp", &rows, &cols, &warps, &a_kmajor, &b_kmajor)) return nullptr;
-  const int tile = gemmtiles::cutlass_tile_index(rows, cols, warps);
-  if (tile < 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "cutlass_blocks_per_sm: the tile must be one of cutlass_tiles(), got %d x %d on %d warps", rows, cols,
-                 warps);
-    return nullptr;
-  }
+  const int tile = cutlass_tile_arg("cutlass_blocks_per_sm", rows, cols, warps);
+  if (tile < 0) return nullptr;
   const int model = gemmtiles::tile_blocks_per_sm(tile, a_kmajor, b_kmajor);
   int device = -1;
 #if GEMMTILES_CUTLASS
