@@ -1019,7 +1019,7 @@ def test_a_k_split_runs_its_slices_apart_where_cutlass_would_add_them_in_a_wave(
         return apart
 
     assert kernels(100, 70, 12)
-    # 32 slices run apart alone: CUTLASS's candidates past 16 slices (exact_candidates).
+    # 32 slices, as CUTLASS's candidates past 16 slices (exact_candidates): apart.
     assert kernels(100, 70, 32)
     assert not any(kernels(m, n, schedule) for m, n, schedule in [(100, 70, 2), (640, 640, 12), (100, 70, 0),
                                                                   (100, 70, 1)])
