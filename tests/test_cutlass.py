@@ -28,8 +28,10 @@ LAYOUTS = ("NN", "NT", "TN", "TT")
 # csrc/auto/plan.h; a CUTLASS plan's w is its tile's warps).
 TILES = [(128, 256, 8), (128, 128, 4), (64, 64, 2), (32, 128, 2), (128, 32, 2), (32, 32, 1), (32, 32, 2), (64, 64, 4)]
 # CUTLASS's kernel on the operands as they lie, then after a transposing copy of a K-major A,
-# B or both.
-CUTLASS_KERNELS = ("cutlass", "cutlass_a_copied", "cutlass_b_copied", "cutlass_ab_copied")
+# B or both: whether each copies A, B.
+CUTLASS_COPIES = {"cutlass": (False, False), "cutlass_a_copied": (True, False), "cutlass_b_copied": (False, True),
+                  "cutlass_ab_copied": (True, True)}
+CUTLASS_KERNELS = tuple(CUTLASS_COPIES)
 
 
 def _kmajor(layout):
@@ -150,11 +152,9 @@ def test_cutlass_goes_past_16_slices_where_it_runs_them_apart(m, n, k, a_k, b_k,
     # (its data-parallel kernel and a reduction, cutlass_slices_apart) and keep 4 k iterations
     # of 8 a slice; a K-major operand copied first is row-major to CUTLASS's kernel.
     cands = [c for c, _ in _C.exact_candidates(m, n, k, 1, a_k, b_k, True, H100_SMS)]
-    copies = {"cutlass": (False, False), "cutlass_a_copied": (True, False), "cutlass_b_copied": (False, True),
-              "cutlass_ab_copied": (True, True)}
-    past = {(c.kernel, c.mt, c.nw, c.w, c.splits) for c in cands if c.kernel in copies and c.splits > 16}
+    past = {(c.kernel, c.mt, c.nw, c.w, c.splits) for c in cands if c.kernel in CUTLASS_COPIES and c.splits > 16}
     want = set()
-    for kernel, (ca, cb) in copies.items():
+    for kernel, (ca, cb) in CUTLASS_COPIES.items():
         if (ca and not a_k) or (cb and not b_k):
             continue
         for mt, nw, w in TILES:
@@ -725,8 +725,8 @@ def forced(kernel, mt=0, nw=0, splits=1, warps=None):
 def _copies(a, b):
     """The copying CUTLASS plans that take a and b: those copying K-major operands alone."""
     a_k, b_k = a.stride(-1) == 1, b.stride(-1) != 1
-    copies = [("cutlass_a_copied", True, False), ("cutlass_b_copied", False, True), ("cutlass_ab_copied", True, True)]
-    return [kernel for kernel, copies_a, copies_b in copies if (a_k or not copies_a) and (b_k or not copies_b)]
+    return [kernel for kernel, (copies_a, copies_b) in CUTLASS_COPIES.items()
+            if (copies_a or copies_b) and (a_k or not copies_a) and (b_k or not copies_b)]
 
 
 def _operands(m, n, k, layout, pad=0, batch=None):
