@@ -11,13 +11,14 @@ The model, in microseconds:
   short last wave's k iterations between the SMs; ``tf32x3``: 128 x 256 tiles in whole
   waves, over three K; the chain of stream-K's partial-tile additions on a shared tile is
   counted in k steps too), and bytes are the pack and output-copy passes' (``tf32`` packs an
-  operand it cannot read in place and writes any output in place; ``tf32x3`` splits both
-  and copies an output of unaligned rows);
+  operand it cannot read in place and writes any output in place, counted at twice its bytes:
+  its tiles write it after their k steps; ``tf32x3`` splits both and copies an output of
+  unaligned rows);
 - exact kernels: in a build with CUTLASS's kernels, the estimate of the exact plan auto would
   run (its cost model, csrc/auto/exact_model.h); elsewhere
   ``exact_launch + 2 M N K / exact_flops_per_us``.
 
-The tensor cores run where ``MARGIN`` times their time, or their floor if more (``launch +
+The tensor cores run where ``MARGINS[tier]`` times their time, or their floor if more (``launch +
 (read_bytes + bytes) / floor_bytes_per_us``: the kernel's read of its operands, at the passes'
 bandwidth scaled by the GPU's DRAM rate, not fitted: ``gpu_floor_bytes_per_us``), is below the
 exact kernels'. ``check`` weighs the rule as auto runs it (``_C.tensor_cores_pay``).
@@ -35,7 +36,7 @@ from ._ops import _C
 from .exact_fit import _flags, candidates, device_clocks, gpu_model, planned
 
 PARAMS = ("launch_us", "tf32x3_launch_us", "wave_k_us", "bytes_per_us", "exact_launch_us", "exact_flops_per_us")
-MARGIN = 1.25
+MARGINS = {"tf32": 1.1, "tf32x3": 1.25}  # plan.h's kTf32Margin and kTf32x3Margin
 BYTES_PER_US = 2.5e6  # the passes' bandwidth, fixed: the fit takes the rest
 
 
@@ -176,7 +177,7 @@ def check(data: list[dict], p: dict, tier: str, sms: int, exact: str = "auto",
     """The rule on measured shapes: on how many the tier is chosen, how many of those run more
     than 3% slower than the exact kernels, and the geometric-mean speed-up over the exact
     kernels (and the oracle's, which always picks the faster). The rule is auto's (pays), its
-    margin MARGIN, its floor at floor_bytes_per_us (None: the current GPU's,
+    margin MARGINS[tier], its floor at floor_bytes_per_us (None: the current GPU's,
     gpu_floor_bytes_per_us); exact: the rule's exact side, "auto" as auto weighs it in this build
     (exact_plan_us with CUTLASS's kernels, else the flat model), or "flat" (exact_us)."""
     if exact not in ("auto", "flat"):

@@ -83,7 +83,7 @@ def test_with_cutlass_the_exact_side_is_the_exact_plans_estimate():
         plan = _C.auto_plan(m, n, k, 1, b_k, b_vec, 132, a_k, "", a_vec, True, tensor_cores="tf32")
         if plan.kernel == "tf32":
             chosen += 1
-        t = max(tcm.MARGIN * tc, floor)
+        t = max(tcm.MARGINS["tf32"] * tc, floor)
         if abs(t / exact - 1) > 1e-6:  # not on the line itself
             assert (plan.kernel == "tf32") == (t < exact) == tcm.pays(x, "tf32", params, 132, exact), (m, n, k, layout)
         if plan.kernel != "tf32":
@@ -155,7 +155,7 @@ def test_the_work_is_what_the_kernels_move():
     fixup_128x128 = 32 * (2 * 128 * 128) / ((128 + 128) * 32)
     small = 0.64 * (63 * 32 + 3 * fixup_128x128)
     assert _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
-        pytest.approx((small, 4 * 256 * 4096, 4 * (256 + 4096) * 4096))
+        pytest.approx((small, 8 * 256 * 4096, 4 * (256 + 4096) * 4096))  # tf32's output counted twice
     # The narrow kernel's tiles count no fewer (128 x 128, one block a tile: the same 1536;
     # 128 x 64: 128 tiles in one wave, 0.5 x 4096), so tf32's own kernel runs.
     # 128 rows run the narrow kernel (C^T on tiles of 128 of C's columns by 32, 64 or 128 of
@@ -163,11 +163,11 @@ def test_the_work_is_what_the_kernels_move():
     # iterations a unit, up to 6 units on a tile, at 0.64 of the large tile's step; 128 x 64
     # (64 tiles, 63 a unit, up to 4 on a tile, fix-ups of 2 x 128 x 64 / 192 steps, at 0.5) and
     # 128 x 32 (128 tiles in one wave, at 160 / 384) count more.
-    out = 4 * 128 * 4096
+    out = 4 * 128 * 4096  # tf32x3's output; tf32's counts twice
     narrow = 0.64 * (32 * 32 + 5 * fixup_128x128)
     assert narrow < 0.5 * (63 * 32 + 3 * (2 * 128 * 64 / (128 + 64))) < 160 / 384 * 4096
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, True, True, 132) == \
-        pytest.approx((narrow, out, 4 * (128 + 4096) * 4096))
+        pytest.approx((narrow, 2 * out, 4 * (128 + 4096) * 4096))
     # tf32x3 splits both operands and runs three K on whole waves (data-parallel, 128 x 256
     # tiles, clusters along M: 2 x 16 tiles).
     assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, True, True, 132) == \
@@ -188,7 +188,7 @@ def test_the_work_is_what_the_kernels_move():
     # in one wave, at 0.5 of the steps; tf32's own 128 x 128 would run 0.64).
     for m, n, k, steps in ((1536, 2816, 4096, 4096), (256, 4096, 256, 0.5 * 256)):
         assert _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)[:2] == \
-            pytest.approx((steps, 4 * m * n))
+            pytest.approx((steps, 8 * m * n))
     # A last wave at least half full (10 x 20 tiles of 128 x 256: 2 waves, 8192 steps) against
     # the narrow kernel's 128 x 128 tiles (40 x 10: two whole waves, then 136 tiles shared
     # between 132 units, two to a tile at most: 0.64 x (2 x 4096 + 132 x 32 + 128) = 8028
@@ -198,12 +198,12 @@ def test_the_work_is_what_the_kernels_move():
     # Two whole waves and a short third (12 x 23 = 276 tiles): the first wave data-parallel,
     # the second and the 12 tiles past it shared between 132 units, two to a tile at most.
     k_steps, by, _ = _C.tensor_core_work(1536, 5888, 4096, 1, "tf32", True, True, True, True, 132)
-    assert k_steps == pytest.approx(4096 + -(-144 * 128 // 132) * 32 + fixup) and by == 4 * 1536 * 5888
+    assert k_steps == pytest.approx(4096 + -(-144 * 128 // 132) * 32 + fixup) and by == 8 * 1536 * 5888
     # N off a multiple of 4: tf32 reads B and writes the output in place; tf32x3 copies its
     # output out of a scratch of aligned rows. 17 x 17 clusters of two tiles (578) of 2 k
     # iterations make 5 waves.
     k_steps, by, _ = _C.tensor_core_work(4200, 4097, 64, 1, "tf32", True, True, True, True, 132)
-    assert k_steps == 5 * 64 and by == 4 * 4200 * 4097
+    assert k_steps == 5 * 64 and by == 8 * 4200 * 4097
     k_steps, by, _ = _C.tensor_core_work(4200, 4097, 64, 1, "tf32x3", True, True, True, True, 132)
     assert k_steps == 5 * 3 * 64 and by == 12 * (4200 * 64 + 64 * 4097) + 8 * 4200 * 4097 + 4 * 4200 * 4097
     with pytest.raises(ValueError, match="tensor_core_work"):
@@ -238,7 +238,7 @@ def test_tf32_route_is_what_its_model_prices():
         b_pack = 0 if b_in_place else 8 * k * n * batch
         a_pack = 8 * m * k if sliced else 0  # the slices pack A too, and write and read partial outputs
         parts = 8 * splits * m * n if sliced else 0
-        assert by == pytest.approx(b_pack + a_pack + parts + 4 * m * n * batch)
+        assert by == pytest.approx(b_pack + a_pack + parts + 8 * m * n * batch)
         # A K-major A of unaligned lines is packed.
         _, by_a, _ = _C.tensor_core_work(m, n, k, batch, "tf32", True, False, b_kmajor, b_vec, sms, True)
         assert by_a == pytest.approx(by + (0 if sliced else 8 * m * k * batch))
@@ -288,7 +288,7 @@ def test_tf32_sums_k_slices_apart_on_few_tiles_over_a_deep_k():
     assert k_steps == pytest.approx(step * -(-tiles // 132) * slice_k)
     k_work, by, _ = _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132, True)
     assert k_work == pytest.approx(k_steps)
-    assert by == pytest.approx(8 * (m + n) * k + 8 * slices * m * n + 4 * m * n)
+    assert by == pytest.approx(8 * (m + n) * k + 8 * slices * m * n + 8 * m * n)
     # x @ W likewise: the slices pack B K-major whatever its layout.
     assert _C.tf32_route(m, n, k, 1, False, True, 132, True)[0] == "slices"
     assert _C.tf32_route(4096, 4096, 4096, 1, True, True, 132, True)[0] != "slices"
@@ -332,7 +332,7 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     # 256 rows: 32 tiles of C^T, stream-K over 132 units (32 k iterations of 32 a unit, up
     # to 6 units on a tile), and the output written once; packing B would move 134 MB.
     k_steps, by, _ = _C.tensor_core_work(256, 4096, 4096, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(1.04 * (32 * 32 + 5 * fixup)) and by == 4 * 256 * 4096
+    assert k_steps == pytest.approx(1.04 * (32 * 32 + 5 * fixup)) and by == 8 * 256 * 4096
     # 128 rows, on a build without Ampere's kernel: the narrow kernel on 128 x 128 tiles (B^T
     # transposed into registers for 128 columns of A^T a tile), 32 of them, 32 k iterations a
     # unit, up to 6 units on a tile; 64 rows on 128 x 64 tiles, 32 of them likewise.
@@ -349,7 +349,7 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     # 64 + 128); 32 at 64 rows, in 4 slices of 1024.
     fixup = 2 * 64 * 128 / (64 + 128)
     k_steps, by, read = _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132, True)
-    assert k_steps == pytest.approx((2048 + fixup) * 0.568) and by == 4 * 128 * 4096
+    assert k_steps == pytest.approx((2048 + fixup) * 0.568) and by == 8 * 128 * 4096
     assert _C.tensor_core_work(64, 4096, 4096, 1, "tf32", True, True, False, True, 132, True)[0] == \
         pytest.approx((1024 + fixup) * 0.568)
     # Ampere's kernel reads B as it lies; the wgmma kernels read it into registers transposed:
@@ -364,16 +364,16 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     # 8192^3: 16 whole waves either way; 4% more k steps cost less than the pack's 0.5 GB. A
     # tall product against a small B packs it: 65536 x 1024 x 1024.
     k_steps, by, _ = _C.tensor_core_work(8192, 8192, 8192, 1, "tf32", True, True, False, True, 132)
-    assert k_steps == pytest.approx(1.04 * 16 * 8192) and by == 4 * 8192 * 8192
+    assert k_steps == pytest.approx(1.04 * 16 * 8192) and by == 8 * 8192 * 8192
     _, by, _ = _C.tensor_core_work(65536, 1024, 1024, 1, "tf32", True, True, False, True, 132)
-    assert by == 8 * 1024 * 1024 + 4 * 65536 * 1024
+    assert by == 8 * 1024 * 1024 + 8 * 65536 * 1024
     # B's rows not 16-byte aligned, or N off a multiple of 4: B is packed. K off a multiple of 4
     # in aligned rows (W[:4094] of a 4096 x 4096 W) is read in place: TMA needs the rows alone.
     for n, k, b_vec in ((4096, 4096, False), (4094, 4096, True)):
         _, by, _ = _C.tensor_core_work(128, n, k, 1, "tf32", True, True, False, b_vec, 132)
-        assert by >= 8 * n * k + 4 * 128 * n
+        assert by >= 8 * n * k + 8 * 128 * n
     _, by, _ = _C.tensor_core_work(128, 4096, 4094, 1, "tf32", True, False, False, True, 132)
-    assert by == 8 * 128 * 4094 + 4 * 128 * 4096
+    assert by == 8 * 128 * 4094 + 8 * 128 * 4096
     # tf32x3 splits B whatever its layout.
     _, by, _ = _C.tensor_core_work(128, 4096, 4096, 1, "tf32x3", True, True, False, True, 132)
     assert by == 12 * (128 * 4096 + 4096 * 4096) + 4 * 128 * 4096
@@ -389,11 +389,11 @@ def test_a_product_bound_by_reading_its_operands_stays_exact():
     exact = min(e for _, e in _C.exact_candidates(m, n, k, 1, True, True, True, 132, True))
     _, by, read = _C.tensor_core_work(m, n, k, 1, "tf32", True, True, True, True, 132)
     floor = params["launch_us"] + (read + by) / params["bytes_per_us"]
-    assert tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132) < exact < floor
+    assert tcm.MARGINS["tf32"] * tcm.tensor_core_us(x, "tf32", params, 132) < exact < floor
     assert not tcm.pays(x, "tf32", params, 132, exact)
     assert _C.auto_plan(m, n, k, 1, True, True, 132, True, "", True, True, tensor_cores="tf32").kernel != "tf32"
     # Where the exact kernels take longer than that read, the k steps decide, as before.
-    assert tcm.pays(x, "tf32", params, 132, floor * 1.01) == (tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132)
+    assert tcm.pays(x, "tf32", params, 132, floor * 1.01) == (tcm.MARGINS["tf32"] * tcm.tensor_core_us(x, "tf32", params, 132)
                                                              < floor * 1.01)
     # Few rows against a W read as it is, x @ W (Ampere's kernel, its floor the read of W as it
     # lies): four rows stay exact, 32 run tf32, as do 32 rows of x @ W^T.
@@ -417,6 +417,6 @@ def test_the_floor_reads_at_the_gpus_dram_rate():
     x = tcm.sample(16, 11008, 4096, 1, "NT", False, {})
     exact = tcm.exact_plan_us(x, 132, _C.exact_model(1980000, H200_DRAM["dram_khz"], H200_DRAM["bus_bits"]))
     floor = _C.tensor_core_model(**H200_DRAM)[6]
-    assert tcm.MARGIN * tcm.tensor_core_us(x, "tf32", params, 132) < exact
+    assert tcm.MARGINS["tf32"] * tcm.tensor_core_us(x, "tf32", params, 132) < exact
     assert not tcm.pays(x, "tf32", params, 132, exact)
     assert tcm.pays(x, "tf32", params, 132, exact, floor)
