@@ -420,3 +420,22 @@ def test_the_floor_reads_at_the_gpus_dram_rate():
     assert tcm.MARGINS["tf32"] * tcm.tensor_core_us(x, "tf32", params, 132) < exact
     assert not tcm.pays(x, "tf32", params, 132, exact)
     assert tcm.pays(x, "tf32", params, 132, exact, floor)
+
+
+def test_each_tiers_margin_is_auto_s():
+    # tf32 and tf32x3 weigh their estimates by margins of their own (plan.h's kTf32Margin and
+    # kTf32x3Margin, tcm.MARGINS): on a large square, where the k steps outweigh the floor, the
+    # rule turns from exact to tensor cores as the exact kernels' time crosses the margin times
+    # the tier's estimate.
+    p = _C.tensor_core_model()
+    assert tcm.MARGINS == {"tf32": 1.1, "tf32x3": 1.25}
+    for tier, launch in (("tf32", p[0]), ("tf32x3", p[1])):
+        k_steps, by, read = _C.tensor_core_work(4096, 4096, 4096, 1, tier, True, True, True, True, 132, True)
+        t = launch + k_steps * p[2] + by / p[3]
+        assert launch + (read + by) / p[6] < t
+
+        def pays(exact_us):
+            return _C.tensor_cores_pay(4096, 4096, 4096, 1, tier, True, True, True, True, 132, tuple(p[:6]),
+                                       exact_us, True, p[6])
+
+        assert not pays(tcm.MARGINS[tier] * t * 0.999) and pays(tcm.MARGINS[tier] * t * 1.001)

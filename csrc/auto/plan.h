@@ -767,8 +767,9 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
 // (both packed, and their partial outputs written and read); tf32x3 splits both
 // always, writing two parts. The output is written once (what a shallow K makes the kernel's
 // main cost): tf32 writes it in place, counted at twice its bytes (below), tf32x3 to a scratch
-// and copies it where its rows are not 16-byte aligned (N not a multiple of 4). gemmtiles.tensor_core_model fits the model to
-// these same features (_C.tensor_core_work).
+// and copies it where its rows are not 16-byte aligned (N not a multiple of 4). The floor
+// (tensor_core_floor_us) counts these bytes as they are counted here.
+// gemmtiles.tensor_core_model fits the model to these same features (_C.tensor_core_work).
 struct TensorCoreWork {
   double k_steps, bytes;
   // The operands as the kernel reads them: A and B once (tf32x3: two parts), B's bytes weighed
@@ -827,14 +828,14 @@ inline double exact_time_us(int64_t M, int64_t N, int64_t K, int64_t batch,
   return m.exact_launch_us + 2.0 * double(M) * double(N) * double(K) * double(batch) / m.exact_flops_per_us;
 }
 
-// exact_us: the exact kernels' time as the exact-kernel model estimates it for the plan it
-// would run (auto_plan, where CUTLASS's kernels run the problem); negative: the tensor-core
-// model's own coarse estimate (exact_time_us). ampere: tf32 may run Ampere's kernel (the build
-// has CUTLASS's kernels and they take the problem: tf32_b_route).
 inline double tensor_core_margin(TensorCoreMath math) {
   return math == TensorCoreMath::kTf32x3 ? kTf32x3Margin : kTf32Margin;
 }
 
+// exact_us: the exact kernels' time as the exact-kernel model estimates it for the plan it
+// would run (auto_plan, where CUTLASS's kernels run the problem); negative: the tensor-core
+// model's own coarse estimate (exact_time_us). ampere: tf32 may run Ampere's kernel (the build
+// has CUTLASS's kernels and they take the problem: tf32_b_route).
 inline bool tensor_cores_pay(int64_t M, int64_t N, int64_t K, int64_t batch, TensorCoreMath math, bool a_kmajor,
                              bool a_vec, bool b_kmajor, bool b_vec, int64_t sms, bool ampere,
                              const TensorCoreModel& m = kTensorCoreModel, double exact_us = -1.0) {
