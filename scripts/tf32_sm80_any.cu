@@ -80,7 +80,11 @@ int main() {
   std::string layout;
   int M, N, K;
   while (std::cin >> layout >> M >> N >> K) {
-    const bool nt = layout == "NT", tn = layout == "TN";
+    if (layout != "NN" && layout != "NT" && layout != "TN" && layout != "TT") {
+      printf("%s: expected NN, NT, TN or TT\n", layout.c_str());
+      return 1;
+    }
+    const bool tn = layout[0] == 'T', nt = layout[1] == 'T';  // A column-major; B column-major
     if (size_t(M) * K > cap || size_t(K) * N > cap || size_t(M) * N > cap) continue;
     const float one = 1, zero = 0;
     auto cub = [&] {
@@ -90,7 +94,8 @@ int main() {
     const float tcub = time_ms(cub, 20) * 1000;
     printf("%s %5d x %5d x %5d  cublas-tf32 %8.1f us\n", layout.c_str(), M, N, K, tcub);
     for (int s : {0, -1, 2, 3, 4, 6, 8, 12, 16}) {
-      if (nt) time_one<Row, Col>(M, N, K, s, tcub);
+      if (tn && nt) time_one<Col, Col>(M, N, K, s, tcub);
+      else if (nt) time_one<Row, Col>(M, N, K, s, tcub);
       else if (tn) time_one<Col, Row>(M, N, K, s, tcub);
       else time_one<Row, Row>(M, N, K, s, tcub);
     }
