@@ -93,9 +93,7 @@ int main() {
     CHECK(cudaMemcpy(a, h.data(), cap * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(b, h.data(), cap * 4, cudaMemcpyHostToDevice));
   }
-  cublasHandle_t hd;
-  cublasCreate(&hd);
-  cublasSetMathMode(hd, CUBLAS_TF32_TENSOR_OP_MATH);
+  cublasHandle_t hd = cublas_tf32_handle();
   std::string layout;
   int M, N, K;
   while (std::cin >> layout >> M >> N >> K) {

@@ -67,16 +67,9 @@ void time_one(int M, int N, int K, int splits, float tcub) {
 int main() {
   const size_t cap = size_t(128) << 20;
   CHECK(cudaMalloc(&a, cap * 4)); CHECK(cudaMalloc(&b, cap * 4)); CHECK(cudaMalloc(&d, cap * 4)); CHECK(cudaMalloc(&ref, cap * 4));
-  {
-    std::vector<float> h(cap);
-    unsigned s = 1;
-    for (auto& x : h) x = ((s = s * 1664525u + 1013904223u) >> 9) * (1.0f / (1 << 23)) - 0.5f;
-    CHECK(cudaMemcpy(a, h.data(), cap * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(b, h.data(), cap * 4, cudaMemcpyHostToDevice));
-  }
-  cublasHandle_t hd;
-  cublasCreate(&hd);
-  cublasSetMathMode(hd, CUBLAS_TF32_TENSOR_OP_MATH);
+  upload_uniform(a, cap);
+  upload_uniform(b, cap);
+  cublasHandle_t hd = cublas_tf32_handle();
   std::string layout;
   int M, N, K;
   while (std::cin >> layout >> M >> N >> K) {
