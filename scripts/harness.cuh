@@ -80,14 +80,6 @@ inline void cublas_x_wt(cublasHandle_t h, cublasComputeType_t t, const float* x,
                CUDA_R_32F, N, t, CUBLAS_GEMM_DEFAULT);
 }
 
-// A cuBLAS handle whose fp32 GEMMs run on TF32 tensor cores: cuBLAS TF32, the tf32 probes' reference.
-inline cublasHandle_t cublas_tf32_handle() {
-  cublasHandle_t h;
-  cublasCreate(&h);
-  cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
-  return h;
-}
-
 // ||out - ref|| / ||ref|| over n floats of device memory.
 inline double relative_error(const float* out, const float* ref, size_t n) {
   std::vector<float> h(n), r(n);
