@@ -13,7 +13,7 @@ counted apart, at tf32's time. Both models are this build's, as auto scales them
 `--sms` SMs at `--clock-khz` and of that DRAM (its clock in kHz, its bus in bits, as torch's
 device properties report them; 0: as fitted): the tensor cores' k steps and bytes
 (_C.tensor_core_work) and its floor, and the exact side, the estimate of the exact plan auto
-ranks first (exact_fit.candidates, exact_fit.planned).
+ranks first (tensor_core_model.exact_plan_us).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ import csv
 import math
 
 from gemmtiles._ops import _C
-from gemmtiles.exact_fit import _flags, candidates, planned
-from gemmtiles.tensor_core_model import MARGINS
+from gemmtiles.exact_fit import _flags
+from gemmtiles.tensor_core_model import MARGINS, exact_plan_us, sample
 
 # What this build counts per element of tf32's output (tensor_core_work in plan.h).
 OUTPUT_BYTES = 8.0
@@ -63,8 +63,7 @@ def main():
             a_kmajor, b_kmajor, a_vec, b_vec = _flags(r["layout"], m, n, k, batch)
             work = (*_C.tensor_core_work(m, n, k, batch, "tf32", a_kmajor, a_vec, b_kmajor, b_vec, args.sms),
                     float(m) * n * batch)
-            _, exact_us = planned(candidates(m, n, k, batch, a_kmajor, b_kmajor, b_vec, args.sms, a_vec,
-                                             exact_params))
+            exact_us = exact_plan_us(sample(m, n, k, batch, r["layout"], batch > 1, {}), args.sms, exact_params)
             before = chosen(work, args.timed_output_bytes, args.timed_margin, exact_us)
             after = chosen(work, args.output_bytes, args.margin, exact_us)
             auto_us, tf32_us, ref = float(r["auto_us"]), float(r["tf32_us"]), float(r["cublas_tf32_us"])
