@@ -3,7 +3,7 @@ shapes in NN (B N-major: tf32 reads it in place or packs it, whichever its model
 and NT (x @ W^T: read in place) layouts, the GPU time
 of each kernel of one call, the median call of five, and the largest error against float64.
 
-    python scripts/profile_tensor_cores.py        # docs/tensor-cores.md's speed table
+    python scripts/profile_tensor_cores.py        # tf32's H100 speed table (docs/measurements/2026-11-auto-history.md)
 """
 
 from __future__ import annotations
