@@ -379,6 +379,24 @@ def test_tf32_reads_an_n_major_b_where_packing_it_costs_more():
     assert by == 12 * (128 * 4096 + 4096 * 4096) + 4 * 128 * 4096
 
 
+def test_tf32_prices_the_transposing_kernel_higher_on_few_rows():
+    """A batch of at most 128 rows against N-major Bs runs the transposing kernel at 1.5x its
+    k step (kTf32TransposedFewRowsStep), and B's bytes weigh as much in the floor: against 129
+    rows, on as many tiles (one tile across the rows either way), 1.5x the k steps."""
+    few = _C.tf32_route(128, 4096, 4096, 4, False, True, 132)
+    more = _C.tf32_route(129, 4096, 4096, 4, False, True, 132)
+    assert few[0] == more[0] == "transposing" and few[3] and more[3]
+    assert few[4] == pytest.approx(1.5 * more[4])
+    for m, weight in ((128, 1.5 * 1.04), (129, 1.04)):
+        work = _C.tensor_core_work(m, 4096, 4096, 4, "tf32", True, True, False, True, 132)
+        assert work[0] == (few if m == 128 else more)[4]
+        assert work[2] == pytest.approx(4 * 4 * (m + weight * 4096) * 4096)
+    # One product of few rows runs the narrow kernel, its B's bytes at its own 1.14.
+    assert _C.tf32_route(128, 4096, 4096, 1, False, True, 132, False)[0] == "narrow"
+    assert _C.tensor_core_work(128, 4096, 4096, 1, "tf32", True, True, False, True, 132, False)[2] == \
+        pytest.approx(4 * (128 + 1.14 * 4096) * 4096)
+
+
 def test_a_product_bound_by_reading_its_operands_stays_exact():
     # One row against a 32000 x 2048 W^T: the tensor cores' k steps are few, but the kernel
     # still reads W (262 MB), which at the model's bandwidth takes longer than the exact

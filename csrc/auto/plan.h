@@ -533,6 +533,15 @@ inline Tf32Tiling tf32_tiling(int64_t M, int64_t N, int64_t K, int64_t batch, in
 // B, most of all, and small products, where the pack's launch is most of it; a tall product
 // against a small B packs it, where the slower steps outweigh the pack's bytes.
 inline constexpr double kTf32TransposedStep = 1.04;
+// On batches of at most kTensorCoreTileM rows (one product of so few runs the narrow kernel,
+// tf32_narrow) its k step costs kTf32TransposedFewRowsStep times that, and B's bytes weigh as
+// much in the floor: fitted on the few-row batches of the random sample's tuning seeds, where
+// the kernel ran well past its k steps at 1.04 (docs/tensor-cores.md). The rows' bound is a
+// choice: no batch between those few rows and several hundred was timed.
+inline constexpr double kTf32TransposedFewRowsStep = 1.5;
+inline double tf32_transposed_step(int64_t M) {
+  return kTf32TransposedStep * (M <= kTensorCoreTileM ? kTf32TransposedFewRowsStep : 1.0);
+}
 // The narrow kernel's N-major tiles (tf32_narrow) transpose a 128 x 32 slice of B^T into
 // registers for as few as 64 columns of A^T: their k steps cost kTf32NarrowTransposedStep of
 // the K-major tiles' (the mean over the configuration table's large products on CUTLASS's
@@ -545,7 +554,7 @@ inline constexpr double kTf32NarrowTransposedStep = 1.14;
 inline constexpr double kPackLaunchUs = 2.0;
 inline double tf32_transposed_k_steps(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t sms) {
   const TensorCoreTile& t = kTf32Tiles[0];
-  return kTf32TransposedStep * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
+  return tf32_transposed_step(M) * t.step * stream_k_steps(batch * cluster_tiles(N, M, t).along_m, K, sms, t);
 }
 // tf32 on an output of few rows (nn.Linear in decode and small serving batches), or on any
 // x @ W^T where its model finds it faster: C^T = B^T A^T, so that the output's M rows are the
@@ -692,12 +701,12 @@ struct Tf32BRoute {
   // theirs); the fields above are the route they stand in for in a batch.
   Tf32Slices k_slices = {};
 };
-// What a byte of B weighs in the read of it on `r`: where a wgmma kernel transposes an N-major
-// B^T into registers, its kernel's transposition factor (its loads wait on the transposition as
-// its k steps do); elsewhere 1.
-inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor) {
+// What a byte of B weighs in the read of it on `r`, of M rows: where a wgmma kernel transposes
+// an N-major B^T into registers, its kernel's transposition factor (its loads wait on the
+// transposition as its k steps do); elsewhere 1.
+inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor, int64_t M) {
   if (b_kmajor || !r.b_as_it_is || r.ampere_splits > 0) return 1.0;
-  return r.narrow ? kTf32NarrowTransposedStep : kTf32TransposedStep;
+  return r.narrow ? kTf32NarrowTransposedStep : tf32_transposed_step(M);
 }
 inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                      int64_t sms) {
@@ -736,7 +745,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
   };
   if (ampere && !b_kmajor && K % 4 == 0 && route.b_as_it_is) {
     const Tf32Ampere a = tf32_ampere(M, N, K, sms);
-    if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, tf32_b_weight(route, false))) {
+    if (time_us(a.k_steps, 1.0) < kTf32AmpereMargin * time_us(route.k_steps, tf32_b_weight(route, false, M))) {
       route.ampere_splits = a.splits;
       route.k_steps = a.k_steps;
     }
@@ -746,7 +755,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
   // three passes (both packs and the sum; A's pack, which the route may run too, is counted
   // against the slices alone).
   if (const Tf32Slices sl = tf32_slices(M, N, K, sms); sl.slices > 0) {
-    const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor)) +
+    const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor, M)) +
                             (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);
     const double slices_us =
         sl.us + 3.0 * kPackLaunchUs + 8.0 * (double(M) + double(N)) * double(K) / m.bytes_per_us;
@@ -791,7 +800,7 @@ inline TensorCoreWork tensor_core_work(int64_t M, int64_t N, int64_t K, int64_t 
     k_steps = route.k_steps;
     slices = route.k_slices.slices;
     b_inplace = route.b_as_it_is && slices == 0;
-    b_weight = slices ? 1.0 : tf32_b_weight(route, b_kmajor);
+    b_weight = slices ? 1.0 : tf32_b_weight(route, b_kmajor, M);
   }
   const bool a_inplace = a_kmajor && a_vec && slices == 0;
   const double pack = x3 ? 12.0 : 8.0;  // bytes per element: read 4, write one or two parts
