@@ -387,9 +387,9 @@ def test_tf32_prices_the_transposing_kernel_higher_on_few_rows():
     more = _C.tf32_route(129, 4096, 4096, 4, False, True, 132)
     assert few[0] == more[0] == "transposing" and few[3] and more[3]
     assert few[4] == pytest.approx(1.5 * more[4])
-    for m, weight in ((128, 1.5 * 1.04), (129, 1.04)):
+    for m, route, weight in ((128, few, 1.5 * 1.04), (129, more, 1.04)):
         work = _C.tensor_core_work(m, 4096, 4096, 4, "tf32", True, True, False, True, 132)
-        assert work[0] == (few if m == 128 else more)[4]
+        assert work[0] == route[4]
         assert work[2] == pytest.approx(4 * 4 * (m + weight * 4096) * 4096)
     # One product of few rows runs the narrow kernel, its B's bytes at its own 1.14.
     assert _C.tf32_route(128, 4096, 4096, 1, False, True, 132, False)[0] == "narrow"
