@@ -72,10 +72,11 @@ def operand(rows, cols, device, layout="row", pad=0, offset=0, batch=None, gener
     return t[0] if batch is None else t
 
 
-def reference(a, b, c=None, alpha=1.0, beta=0.0):
-    out = alpha * torch.matmul(a.double().cpu(), b.double().cpu())
+def reference(a, b, c=None, alpha=1.0, beta=0.0, on="cpu"):
+    """alpha a b + beta c in float64, computed on device `on`."""
+    out = alpha * torch.matmul(a.double().to(on), b.double().to(on))
     if c is not None and beta != 0:
-        out = out + beta * c.double().cpu()
+        out = out + beta * c.double().to(on)
     return out
 
 
@@ -85,26 +86,29 @@ def reference(a, b, c=None, alpha=1.0, beta=0.0):
 _EPS = {"fp32": torch.finfo(torch.float32).eps, "tf32": 2.0**-10, "tf32x3": 2.0**-21}
 
 
-def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32"):
+def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32", on="cpu"):
     """out must be within 4x fp32 torch.matmul's worst error against the float64 reference,
     plus an elementwise bound that grows with sqrt(K): 2 * sqrt(K) * eps * (|alpha| |a||b| +
     |beta| |c|), eps being the unit roundoff of `precision` (a key of the tier table's
     PRECISIONS). A lost or doubled term, a wrong index or an unwritten element is far outside
-    it; summation order is not."""
-    ref = reference(a, b, c, alpha, beta)
+    it; summation order is not. The reference, the bound and fp32 torch.matmul's result are
+    computed on device `on`: the CPU, or the GPU for products too large for the CPU's float64
+    (there call it under torch's "highest" float32 matmul precision, so that torch.matmul's
+    result is fp32's)."""
+    ref = reference(a, b, c, alpha, beta, on)
     assert out.dtype == torch.float32
     assert tuple(out.shape) == tuple(ref.shape), (out.shape, ref.shape)
     k = a.shape[-1]
     eps = _EPS[precision]
-    mag = abs(alpha) * torch.matmul(a.double().abs().cpu(), b.double().abs().cpu())
+    mag = abs(alpha) * torch.matmul(a.double().abs().to(on), b.double().abs().to(on))
     if c is not None and beta != 0:
-        mag = mag + abs(beta) * c.double().abs().cpu()
-    torch_out = alpha * torch.matmul(a.cpu(), b.cpu())
+        mag = mag + abs(beta) * c.double().abs().to(on)
+    torch_out = alpha * torch.matmul(a.to(on), b.to(on))
     if c is not None and beta != 0:
-        torch_out = torch_out + beta * c.cpu()
+        torch_out = torch_out + beta * c.to(on)
     torch_err = (torch_out.double() - ref).abs().max().item() if ref.numel() else 0.0
     tol = 4 * torch_err + 2 * max(k, 1) ** 0.5 * eps * mag + 1e-30
-    err = (out.double().cpu() - ref).abs()
+    err = (out.double().to(on) - ref).abs()
     assert torch.isfinite(out).all(), "non-finite values in the output"
     bad = err > tol
     if bad.any():
