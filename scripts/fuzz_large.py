@@ -2,15 +2,17 @@
 tests/test_fuzz.py's 300, where the tensor-core routes and the exact kernels' split and
 stream-K plans run: ``python scripts/fuzz_large.py [--seed S] [--seconds T]`` on a GPU.
 
-Each problem is drawn once and run by every mode: M log-uniform in [1, 2048], N in [8, 8192],
-K in [8, 16384], or half the time M in [8, 2048], N in [256, 8192], K in [256, 16384] (at most
-2^34 multiply-adds and 1e8 floats of operands); half of them rounded to multiples of 4; 40%
-with aligned operands (no pad, no offset), the others row- or column-major with leading
-dimensions padded by 0-5 and storage offsets of 0-4 floats; batches with either side shared or
-broadcast; c absent, full, a bias row or a column; alpha and beta from test_fuzz's list. Each
-result is checked with gemmtiles.testing.assert_gemm_close, its float64 reference on the GPU.
-Failures print as they come and are written to --out as JSON (the problem, the mode, the
-error); the exit status is 1 if any.
+Each problem (its shapes, layouts, c's kind, alpha and beta) is drawn once and run in every
+mode, on operands drawn afresh for each: M log-uniform in [1, 2048], N in [8, 8192], K in
+[8, 16384], or half the time M in [8, 2048], N in [256, 8192], K in [256, 16384] (at most 2^34
+multiply-adds and 1e8 floats of operands); half of them rounded to multiples of 4; each operand
+row- or column-major, for 40% of the problems with no pad and no offset, for the others with
+leading dimensions padded by 0-5 and storage offsets of 0-4 floats; batches with either side
+shared or broadcast; c absent, full, a bias row or a column; alpha and beta from test_fuzz's
+list. Each result is checked with gemmtiles.testing.assert_gemm_close, its float64 reference
+on the GPU. The problems follow from --seed, their number from --seconds. Failures print as
+they come and are written to --out as JSON (the problem, the mode, the error); the exit status
+is 1 if any.
 """
 
 from __future__ import annotations
@@ -68,12 +70,14 @@ def check(p: dict, tier: str, setting: str, precision: str, gen: torch.Generator
     c = {None: lambda: None, "full": lambda: torch.randn(m, n, generator=gen),
          "row": lambda: torch.randn(n, generator=gen), "col": lambda: torch.randn(m, 1, generator=gen)}[p["c"]]()
     c = c.cuda() if c is not None else None
-    torch.set_float32_matmul_precision(setting)
+    before = torch.get_float32_matmul_precision()
     try:
+        torch.set_float32_matmul_precision(setting)
         out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=p["alpha"], beta=p["beta"])
+        torch.set_float32_matmul_precision("highest")  # the reference's fp32 torch.matmul
+        assert_gemm_close(out, a, b, c, p["alpha"], p["beta"], precision=precision, on="cuda")
     finally:
-        torch.set_float32_matmul_precision("highest")
-    assert_gemm_close(out, a, b, c, p["alpha"], p["beta"], precision=precision, on="cuda")
+        torch.set_float32_matmul_precision(before)
 
 
 def main(argv=None) -> int:
