@@ -1,9 +1,12 @@
 """Helpers shared by the tests, the benchmarks and the scripts: tier parametrisation from the
 tier table, operands in every layout, the accuracy rule (error against a float64 reference,
-compared with fp32 torch.matmul's own error on the same inputs), and a small transformer
-block. Needs pytest (the ``test`` extra)."""
+compared with fp32 torch.matmul's own error on the same inputs), problems past the fuzz
+suite's sizes, and a small transformer block. Needs pytest (the ``test`` extra)."""
 
 from __future__ import annotations
+
+import math
+import random
 
 import pytest
 import torch
@@ -14,9 +17,9 @@ import gemmtiles
 from . import _ops
 from ._tiers import BY_NAME, TIERS
 
-__all__ = ["CUDA", "DEVICE", "Block", "assert_gemm_close", "check_tier", "kernels_run", "needs_cuda", "operand",
-           "reference", "run", "synchronized", "tier_params", "tolerance", "accuracy_operands",
-           "relative_error"]
+__all__ = ["CUDA", "DEVICE", "Block", "LARGE_MODES", "assert_gemm_close", "check_large_problem", "check_tier",
+           "kernels_run", "large_problem", "needs_cuda", "operand", "reference", "run", "synchronized",
+           "tier_params", "tolerance", "accuracy_operands", "relative_error"]
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"  # where the benchmarks run
@@ -117,6 +120,73 @@ def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32", 
             f"{int(bad.sum())} of {out.numel()} elements off; first at {idx}: "
             f"got {out.cpu()[tuple(idx)].item()}, want {ref[tuple(idx)].item()}, tol {tol[tuple(idx)].item():.3g}"
         )
+
+
+# Problems past tests/test_fuzz.py's sizes of 300, where auto's tensor-core routes and the
+# exact kernels' split and stream-K plans run (scripts/fuzz_large.py, test_fuzz_large_sizes).
+# Each mode: (tier, torch's float32 matmul precision for the call, the accuracy rule's precision).
+LARGE_MODES = [("auto", "high", "tf32"), ("auto", "highest", "fp32"), ("tf32", "highest", "tf32"),
+               ("tf32x3", "highest", "tf32x3")]
+_SCALARS = [0.0, 1.0, -1.0, 0.5, -2.75, 1e-3, 3.0]  # test_fuzz.py's alpha and beta
+LARGE_MAX_MACS = 2**34
+LARGE_MAX_FLOATS = 10**8
+
+
+def large_problem(rng: random.Random) -> dict:
+    """A problem drawn with `rng`: M log-uniform in [1, 2048], N in [8, 8192], K in [8, 16384],
+    or half the time M in [8, 2048], N in [256, 8192], K in [256, 16384] (at most
+    LARGE_MAX_MACS multiply-adds and LARGE_MAX_FLOATS floats of operands and output); half of
+    them rounded down to multiples of 4 (at least 4); each operand row- or column-major, for 40%
+    of the problems with no pad and no offset, for the others with leading dimensions padded by
+    0-5 and storage offsets of 0-4 floats; a batch of 2-3 on both sides, on one, or broadcast
+    from a batch of 1, or none; c absent, full, a bias row or a column; alpha and beta from
+    test_fuzz.py's list."""
+    def log_uniform(lo, hi):
+        return int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+
+    while True:
+        if rng.random() < 0.5:
+            m, n, k = log_uniform(1, 2048), log_uniform(8, 8192), log_uniform(8, 16384)
+        else:
+            m, n, k = log_uniform(8, 2048), log_uniform(256, 8192), log_uniform(256, 16384)
+        if rng.random() < 0.5:
+            m, n, k = (max(4, x // 4 * 4) for x in (m, n, k))
+        batch = rng.choice([None, None, None, "both", "a", "b", "a1"])
+        size = rng.randint(2, 3)
+        entries = 1 if batch is None else size
+        if m * n * k * entries <= LARGE_MAX_MACS and (m * k + k * n + m * n) * entries <= LARGE_MAX_FLOATS:
+            break
+    aligned = rng.random() < 0.4
+
+    def spec():
+        return dict(layout=rng.choice(["row", "col"]), pad=0 if aligned else rng.choice([0, 0, 1, 3, 4, 5]),
+                    offset=0 if aligned else rng.choice([0, 0, 1, 2, 3, 4]))
+
+    return dict(m=m, n=n, k=k, a=spec(), b=spec(),
+                a_batch={None: None, "both": size, "a": size, "b": None, "a1": 1}[batch],
+                b_batch={None: None, "both": size, "a": None, "b": size, "a1": size}[batch],
+                c=rng.choice([None, "full", "row", "col"]), alpha=rng.choice(_SCALARS), beta=rng.choice(_SCALARS))
+
+
+def check_large_problem(p: dict, tier: str, setting: str, precision: str, generator: torch.Generator) -> None:
+    """Runs large_problem's `p` on `tier` under torch's float32 matmul precision `setting`, on
+    operands drawn from `generator`, and checks it with assert_gemm_close's bound for
+    `precision`, its reference on the GPU. Torch's precision is restored after."""
+    m, n, k = p["m"], p["n"], p["k"]
+    a = operand(m, k, "cuda", batch=p["a_batch"], generator=generator, **p["a"])
+    b = operand(k, n, "cuda", batch=p["b_batch"], generator=generator, **p["b"])
+    c = {None: lambda: None, "full": lambda: torch.randn(m, n, generator=generator),
+         "row": lambda: torch.randn(n, generator=generator),
+         "col": lambda: torch.randn(m, 1, generator=generator)}[p["c"]]()
+    c = c.cuda() if c is not None else None
+    before = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision(setting)
+        out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=p["alpha"], beta=p["beta"])
+        torch.set_float32_matmul_precision("highest")  # the reference's fp32 torch.matmul
+        assert_gemm_close(out, a, b, c, p["alpha"], p["beta"], precision=precision, on="cuda")
+    finally:
+        torch.set_float32_matmul_precision(before)
 
 
 def tolerance(tier, rtol, atol):
