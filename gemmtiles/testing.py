@@ -17,9 +17,10 @@ import gemmtiles
 from . import _ops
 from ._tiers import BY_NAME, TIERS
 
-__all__ = ["CUDA", "DEVICE", "Block", "LARGE_MODES", "assert_gemm_close", "check_large_problem", "check_tier",
-           "kernels_run", "large_problem", "needs_cuda", "operand", "reference", "run", "synchronized",
-           "tier_params", "tolerance", "accuracy_operands", "relative_error"]
+__all__ = ["CUDA", "DEVICE", "Block", "FUZZ_BATCH_MODES", "FUZZ_C_KINDS", "FUZZ_SCALARS", "LARGE_MODES",
+           "assert_gemm_close", "check_large_problem", "check_tier", "fuzz_batches", "fuzz_c", "kernels_run",
+           "large_problem", "needs_cuda", "operand", "reference", "run", "synchronized", "tier_params", "tolerance",
+           "accuracy_operands", "relative_error"]
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"  # where the benchmarks run
@@ -122,12 +123,35 @@ def assert_gemm_close(out, a, b, c=None, alpha=1.0, beta=0.0, precision="fp32", 
         )
 
 
+# What the fuzzers (tests/test_fuzz.py, large_problem) draw besides sizes and strides: alpha
+# and beta; how a batch is given (none, both sides, one side, or A's batch of 1 broadcast
+# against B's), weighted to none; and c's kind.
+FUZZ_SCALARS = [0.0, 1.0, -1.0, 0.5, -2.75, 1e-3, 3.0]
+FUZZ_BATCH_MODES = [None, None, None, "both", "a", "b", "a1"]
+FUZZ_C_KINDS = [None, "full", "row", "col"]
+
+
+def fuzz_batches(mode, size):
+    """(A's batch, B's batch) for a FUZZ_BATCH_MODES mode of `size` entries (None: no batch)."""
+    return {None: (None, None), "both": (size, size), "a": (size, None), "b": (None, size), "a1": (1, size)}[mode]
+
+
+def fuzz_c(kind, m, n, device, generator=None):
+    """c of a FUZZ_C_KINDS kind for an m x n output: None, full, a bias row of n or a column
+    of m; from `generator` (a CPU one) where given, else drawn on `device`."""
+    if kind is None:
+        return None
+    shape = {"full": (m, n), "row": (n,), "col": (m, 1)}[kind]
+    if generator is None:
+        return torch.randn(shape, device=device)
+    return torch.randn(shape, generator=generator).to(device)
+
+
 # Problems past tests/test_fuzz.py's sizes of 300, where auto's tensor-core routes and the
 # exact kernels' split and stream-K plans run (scripts/fuzz_large.py, test_fuzz_large_sizes).
 # Each mode: (tier, torch's float32 matmul precision for the call, the accuracy rule's precision).
 LARGE_MODES = [("auto", "high", "tf32"), ("auto", "highest", "fp32"), ("tf32", "highest", "tf32"),
                ("tf32x3", "highest", "tf32x3")]
-_SCALARS = [0.0, 1.0, -1.0, 0.5, -2.75, 1e-3, 3.0]  # test_fuzz.py's alpha and beta
 LARGE_MAX_MACS = 2**34
 LARGE_MAX_FLOATS = 10**8
 
@@ -151,7 +175,7 @@ def large_problem(rng: random.Random) -> dict:
             m, n, k = log_uniform(8, 2048), log_uniform(256, 8192), log_uniform(256, 16384)
         if rng.random() < 0.5:
             m, n, k = (max(4, x // 4 * 4) for x in (m, n, k))
-        batch = rng.choice([None, None, None, "both", "a", "b", "a1"])
+        batch = rng.choice(FUZZ_BATCH_MODES)
         size = rng.randint(2, 3)
         entries = 1 if batch is None else size
         if m * n * k * entries <= LARGE_MAX_MACS and (m * k + k * n + m * n) * entries <= LARGE_MAX_FLOATS:
@@ -162,10 +186,9 @@ def large_problem(rng: random.Random) -> dict:
         return dict(layout=rng.choice(["row", "col"]), pad=0 if aligned else rng.choice([0, 0, 1, 3, 4, 5]),
                     offset=0 if aligned else rng.choice([0, 0, 1, 2, 3, 4]))
 
-    return dict(m=m, n=n, k=k, a=spec(), b=spec(),
-                a_batch={None: None, "both": size, "a": size, "b": None, "a1": 1}[batch],
-                b_batch={None: None, "both": size, "a": None, "b": size, "a1": size}[batch],
-                c=rng.choice([None, "full", "row", "col"]), alpha=rng.choice(_SCALARS), beta=rng.choice(_SCALARS))
+    a_batch, b_batch = fuzz_batches(batch, size)
+    return dict(m=m, n=n, k=k, a=spec(), b=spec(), a_batch=a_batch, b_batch=b_batch,
+                c=rng.choice(FUZZ_C_KINDS), alpha=rng.choice(FUZZ_SCALARS), beta=rng.choice(FUZZ_SCALARS))
 
 
 def check_large_problem(p: dict, tier: str, setting: str, precision: str, generator: torch.Generator) -> None:
@@ -175,10 +198,7 @@ def check_large_problem(p: dict, tier: str, setting: str, precision: str, genera
     m, n, k = p["m"], p["n"], p["k"]
     a = operand(m, k, "cuda", batch=p["a_batch"], generator=generator, **p["a"])
     b = operand(k, n, "cuda", batch=p["b_batch"], generator=generator, **p["b"])
-    c = {None: lambda: None, "full": lambda: torch.randn(m, n, generator=generator),
-         "row": lambda: torch.randn(n, generator=generator),
-         "col": lambda: torch.randn(m, 1, generator=generator)}[p["c"]]()
-    c = c.cuda() if c is not None else None
+    c = fuzz_c(p["c"], m, n, "cuda", generator)
     before = torch.get_float32_matmul_precision()
     try:
         torch.set_float32_matmul_precision(setting)

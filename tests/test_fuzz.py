@@ -27,25 +27,25 @@ from hypothesis import strategies as st
 
 import gemmtiles
 from gemmtiles._tiers import BY_NAME
-from gemmtiles.testing import (LARGE_MAX_FLOATS, LARGE_MAX_MACS, LARGE_MODES, assert_gemm_close, check_large_problem,
+from gemmtiles.testing import (FUZZ_BATCH_MODES, FUZZ_C_KINDS, FUZZ_SCALARS, LARGE_MAX_FLOATS, LARGE_MAX_MACS,
+                               LARGE_MODES, assert_gemm_close, check_large_problem, fuzz_batches, fuzz_c,
                                large_problem, operand, tier_params)
 
 EDGES = [0, 1, 2, 3, 4, 5, 7, 8, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 131, 255, 256, 257]
 dims = st.one_of(st.sampled_from(EDGES), st.integers(0, 300))
-scalars = st.sampled_from([0.0, 1.0, -1.0, 0.5, -2.75, 1e-3, 3.0])
+scalars = st.sampled_from(FUZZ_SCALARS)
 
 
 @st.composite
 def problems(draw):
     m, n, k = draw(dims), draw(dims), draw(dims)
-    batch = draw(st.sampled_from([None, None, None, "both", "a", "b", "a1"]))
+    batch = draw(st.sampled_from(FUZZ_BATCH_MODES))
     bsz = draw(st.integers(1, 3))
     spec = lambda: dict(layout=draw(st.sampled_from(["row", "col"])), pad=draw(st.sampled_from([0, 0, 1, 3, 5])),
                         offset=draw(st.sampled_from([0, 0, 1, 2, 3])))
     a_spec, b_spec = spec(), spec()
-    a_batch = {None: None, "both": bsz, "a": bsz, "b": None, "a1": 1}[batch]
-    b_batch = {None: None, "both": bsz, "a": None, "b": bsz, "a1": bsz}[batch]
-    c_kind = draw(st.sampled_from([None, "full", "row", "col"]))
+    a_batch, b_batch = fuzz_batches(batch, bsz)
+    c_kind = draw(st.sampled_from(FUZZ_C_KINDS))
     return m, n, k, a_spec, b_spec, a_batch, b_batch, c_kind, draw(scalars), draw(scalars)
 
 
@@ -56,10 +56,7 @@ def test_fuzz(tier, device):
         m, n, k, a_spec, b_spec, a_batch, b_batch, c_kind, alpha, beta = problem
         a = operand(m, k, device, batch=a_batch, **a_spec)
         b = operand(k, n, device, batch=b_batch, **b_spec)
-        c = {None: None, "full": lambda: torch.randn(m, n, device=device),
-             "row": lambda: torch.randn(n, device=device),
-             "col": lambda: torch.randn(m, 1, device=device)}[c_kind]
-        c = c() if c is not None else None
+        c = fuzz_c(c_kind, m, n, device)
         out = gemmtiles.sgemm(a, b, tier=tier, c=c, alpha=alpha, beta=beta)
         assert_gemm_close(out, a, b, c, alpha, beta, precision=BY_NAME[tier].precision)
 
