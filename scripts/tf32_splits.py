@@ -25,21 +25,26 @@ SPLITS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def sample(doc: str, script: str):
-    """The command line of a script timing tf32 on a random sample's products (this one and
-    scripts/tf32_slices.py): its arguments, the first --count products of --seed's sample of
-    at most --max-rows rows (M x batch) and one B, the GPU, its SMs and the operands' generator,
+    """The command line of a script timing tf32 on a random sample's products (this one,
+    scripts/tf32_slices.py and scripts/tf32_routes.py): its arguments, the first --count
+    products of --seed's sample of at most --max-rows rows (M x batch) and one B, or the
+    products --shapes names (the bench's syntax), the GPU, its SMs and the operands' generator,
     under torch's "high"."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=101, help="the random sample's seed (tune on one, report on another)")
     ap.add_argument("--count", type=int, default=90, help="products to time")
     ap.add_argument("--max-rows", type=int, default=512, help="products of at most this many rows (M x batch)")
+    ap.add_argument("--shapes", help="these products instead of the sample (the bench's --shapes, one B each)")
     ap.add_argument("--out", required=True, help="the CSV to write")
     args = ap.parse_args()
     if not torch.cuda.is_available() or not _C.sm90a_kernels():
         raise SystemExit(f"{script}: needs a CUDA GPU and a build with the sm_90a kernels")
     torch.set_float32_matmul_precision("high")
-    shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
-              if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
+    if args.shapes:
+        shapes = [s for s in bench.shape_set(args.shapes, "cuda") if not s.bmm]
+    else:
+        shapes = [s for s in bench.random_shapes(30 * args.count, seed=args.seed)
+                  if s.m * s.batch <= args.max_rows and not s.bmm][:args.count]
     dev = torch.device("cuda")
     return args, shapes, dev, torch.cuda.get_device_properties(dev).multi_processor_count, \
         torch.Generator().manual_seed(0)

@@ -535,6 +535,56 @@ def test_tf32_packs_an_n_major_b_where_its_model_says(m, n, k):
         assert len(nn) == 2 and nn[1:] == nt and "pack" in nn[0], (nn, nt)
 
 
+def test_force_tf32_route_checks_its_arguments():
+    """The measurement switch names what it takes; a build without the sm_90a kernels says it
+    has none."""
+    for kwargs, match in [({"kernel": "wide"}, "kernel must be"), ({"kernel": "narrow", "tile_n": 96}, "tile_n 32, 64"),
+                          ({"kernel": "narrow", "tile_n": 64, "splits": 2}, "no splits"),
+                          ({"kernel": "own", "tile_n": 64}, "tile_n 128 or 256"),
+                          ({"kernel": "ampere", "splits": 5}, "splits 1, 2, 3")]:
+        with pytest.raises(ValueError, match=match):
+            _C.force_tf32_route(**kwargs)
+    if not _C.sm90a_kernels():
+        with pytest.raises(RuntimeError, match="no sm_90a kernels"):
+            _C.force_tf32_route("own", 128)
+        assert _C.forced_tf32_route_refused() is False
+        return
+    _C.force_tf32_route("own", 128)
+    _C.force_tf32_route()
+    assert _C.forced_tf32_route_refused() is False
+
+
+# (m, n, k, layout, the forced routes the launch cannot run): an N-major B it reads in place, a
+# K-major one, and an N-major one of N off a multiple of 4 (packed K-major; Ampere's kernel and
+# the transposing one need it as it lies).
+FORCED_ROUTE_PROBLEMS = [(96, 1000, 516, "NN", set()), (96, 1000, 516, "NT", {"transposing", "ampere"}),
+                         (50, 999, 515, "NN", {"transposing", "ampere"}), (300, 256, 1000, "TN", set())]
+FORCED_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
+                 ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
+
+
+@needs("tf32")
+@pytest.mark.parametrize("m,n,k,layout,refused", FORCED_ROUTE_PROBLEMS)
+def test_tf32_forced_routes_run_right(m, n, k, layout, refused):
+    """Every route force_tf32_route names gives tf32's answer where it runs the problem (Ampere's
+    kernel seen in the profile), and says so where it cannot (the route's kernel then runs)."""
+    a, b = bench.operands(bench.Shape(m, n, k, layout), torch.Generator().manual_seed(m + k), torch.device("cuda"))
+    c = torch.randn(m, n, device="cuda")
+    try:
+        for kernel, tile_n, splits in FORCED_ROUTES:
+            _C.force_tf32_route(kernel, tile_n, splits)
+            names = kernels_run(lambda: gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=-1.5, tier="tf32"))
+            out = gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=-1.5, tier="tf32")
+            assert_gemm_close(out, a, b, c, 0.5, -1.5, precision="tf32")
+            runs = kernel not in refused and (kernel != "ampere" or _C.cutlass_kernels())
+            assert _C.forced_tf32_route_refused() is (not runs), (kernel, tile_n, splits)
+            if kernel == "ampere":
+                assert any("Kernel2" in name for name in names) is runs, names
+    finally:
+        _C.force_tf32_route()
+    assert _C.forced_tf32_route_refused() is False
+
+
 @needs("tf32x3")
 @pytest.mark.parametrize("tier", ["tf32", "tf32x3"])
 def test_bitwise_deterministic(tier):

@@ -710,6 +710,71 @@ PyObject* py_force_tf32_slices(PyObject*, PyObject* args) {
 }
 #undef GEMMTILES_SM90A_SETTER
 
+// gemmtiles._C.force_tf32_route(kernel=None, tile_n=0, splits=0): every later tf32 call runs B
+// on `kernel` instead of its route's (tf32_route), for measurement (scripts/tf32_routes.py):
+// "narrow" on tile_n 32, 64 or 128 (C^T's tile 128 x tile_n), "own" (tf32's K-major kernel) on
+// 128 x tile_n, tile_n 128 or 256, "transposing" (an N-major B transposed into registers) or
+// "ampere" (Ampere's TF32 kernel) on `splits`, one of tf32_ampere's; B packed K-major where the
+// kernel cannot read it as it lies. None ends it. A call the kernel cannot run runs its route's,
+// and gemmtiles._C.forced_tf32_route_refused() -> bool says so until the next force_tf32_route.
+PyObject* py_force_tf32_route(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"kernel", "tile_n", "splits", nullptr};
+  const char* kernel = nullptr;
+  int tile_n = 0, splits = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zii", const_cast<char**>(names), &kernel, &tile_n, &splits))
+    return nullptr;
+  using K = gemmtiles::Tf32RouteKernel;
+  K k = K::kModel;
+  if (kernel) {
+    const std::string name = kernel;
+    const auto expect = [&](bool ok, const char* what) {
+      if (!ok) PyErr_Format(PyExc_ValueError, "force_tf32_route: %s for kernel '%s', got tile_n=%d, splits=%d", what,
+                            kernel, tile_n, splits);
+      return ok;
+    };
+    if (name == "narrow") {
+      k = K::kNarrow;
+      if (!expect((tile_n == 32 || tile_n == 64 || tile_n == 128) && splits == 0, "expected tile_n 32, 64 or 128 and no splits"))
+        return nullptr;
+    } else if (name == "own") {
+      k = K::kOwn;
+      if (!expect((tile_n == 128 || tile_n == 256) && splits == 0, "expected tile_n 128 or 256 and no splits"))
+        return nullptr;
+    } else if (name == "transposing") {
+      k = K::kTransposing;
+      if (!expect((tile_n == 0 || tile_n == 256) && splits == 0, "expected tile_n 256 (or 0) and no splits"))
+        return nullptr;
+    } else if (name == "ampere") {
+      k = K::kAmpere;
+      const bool listed = std::find(std::begin(gemmtiles::kAmpereSplits), std::end(gemmtiles::kAmpereSplits),
+                                    int64_t(splits)) != std::end(gemmtiles::kAmpereSplits);
+      if (!expect(listed && (tile_n == 0 || tile_n == 128), "expected splits 1, 2, 3, 4, 6, 8, 12 or 16 and tile_n 128 (or 0)"))
+        return nullptr;
+    } else {
+      PyErr_Format(PyExc_ValueError,
+                   "force_tf32_route: kernel must be 'narrow', 'own', 'transposing', 'ampere' or None, got '%s'", kernel);
+      return nullptr;
+    }
+  }
+#if GEMMTILES_SM90A
+  HANDLE_TH_ERRORS
+  gemmtiles::force_tf32_route(k, tile_n, splits);
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+#else
+  (void)k;
+  PyErr_SetString(PyExc_RuntimeError, "force_tf32_route: this build of gemmtiles has no sm_90a kernels");
+  return nullptr;
+#endif
+}
+PyObject* py_forced_tf32_route_refused(PyObject*, PyObject*) {
+#if GEMMTILES_SM90A
+  return PyBool_FromLong(gemmtiles::forced_tf32_route_refused());
+#else
+  return PyBool_FromLong(0);
+#endif
+}
+
 // gemmtiles._C.stream_k_locks_left_set() -> int: the bytes of tf32's stream-K locks, kept
 // zero between launches, that were left nonzero (0: every launch reset those it used); 0 in
 // a build without the sm_90a kernels.
@@ -1045,6 +1110,14 @@ PyMethodDef methods[] = {
     {"force_tf32_slices", py_force_tf32_slices, METH_VARARGS,
      "force_tf32_slices(slices=0): every later tf32 call of one product runs K in about slices slices summed apart, "
      "for measurement; below 2 ends it."},
+    {"force_tf32_route", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_force_tf32_route)),
+     METH_VARARGS | METH_KEYWORDS,
+     "force_tf32_route(kernel=None, tile_n=0, splits=0): every later tf32 call runs B on kernel ('narrow' on "
+     "tile_n 32/64/128, 'own' on 128/256, 'transposing', 'ampere' on splits) instead of its route's, for "
+     "measurement; None ends it."},
+    {"forced_tf32_route_refused", py_forced_tf32_route_refused, METH_NOARGS,
+     "forced_tf32_route_refused(): whether a tf32 call since the last force_tf32_route ran its route's kernel, the "
+     "forced one unable to run it."},
     {"sm90a_kernels", py_sm90a_kernels, METH_NOARGS,
      "Whether this build has the sm_90a kernels of the tensor-core tiers."},
     {nullptr, nullptr, 0, nullptr}};

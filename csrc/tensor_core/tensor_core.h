@@ -26,6 +26,17 @@ void force_tf32_splits(int splits);
 // what its plan gives; a value below 2 ends it.
 void force_tf32_slices(int slices);
 
+// For measurement: every later tf32 call (on any thread) runs B on `kernel` instead of its
+// route's (tf32_b_route in auto/plan.h), on tile_n (the narrow kernel's 32, 64 or 128; tf32's
+// own 128 or 256) or Ampere's kernel on `splits`, B packed K-major where the kernel cannot
+// read it as it lies; kModel ends it. A call the forced kernel cannot run (the transposing or
+// Ampere's kernel on a K-major B, Ampere's where its launch does not take the operands, the
+// narrow kernel on a batch that does not fold into one product) runs its route's, and
+// forced_tf32_route_refused() says so until the next force_tf32_route.
+enum class Tf32RouteKernel { kModel, kNarrow, kOwn, kTransposing, kAmpere };
+void force_tf32_route(Tf32RouteKernel kernel, int tile_n, int splits);
+bool forced_tf32_route_refused();
+
 // The bytes of the stream-K kernels' kept locks left nonzero (0: every launch reset those it
 // used; stream_k_locks.cuh). Synchronises each device that holds some.
 int64_t stream_k_locks_left_set();

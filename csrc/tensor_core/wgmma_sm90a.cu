@@ -265,6 +265,18 @@ struct Aligned {
 // The schedule tf32's stream-K kernels are forced to (force_tf32_splits), -1 for none; the K
 // slices one product is forced to, 0 for none (force_tf32_slices).
 std::atomic<int> forced_tf32_splits{-1}, forced_tf32_slices{0};
+// The route tf32 is forced to (force_tf32_route): kernel | tile_n << 8 | splits << 24, 0 for
+// none; and whether a call since the last force could not run it.
+std::atomic<int64_t> forced_tf32_route{0};
+std::atomic<bool> forced_tf32_route_refused_{false};
+struct ForcedTf32Route {
+  Tf32RouteKernel kernel;
+  int tile_n, splits;
+};
+ForcedTf32Route forced_route() {
+  const int64_t v = forced_tf32_route.load(std::memory_order_relaxed);
+  return {static_cast<Tf32RouteKernel>(v & 0xff), static_cast<int>((v >> 8) & 0xffff), static_cast<int>(v >> 24)};
+}
 
 // The stream-K kernels' workspaces (StreamKLocksLeftZero): one buffer per device and stream
 // (core/kept_flags.h), scratch for the partial tiles followed by the locks, which are zeroed
@@ -380,7 +392,11 @@ void run_tf32_on_tile(const Aligned& g, bool along_n) {
 }
 template <Output kOutput>
 void run_tf32(const Aligned& g) {
-  const TensorCoreTile& t = *tf32_tiling(g.M, g.N, g.K, g.batch, multiprocessors(c10::cuda::current_device())).tile;
+  const ForcedTf32Route forced = forced_route();
+  const TensorCoreTile& t =
+      forced.kernel == Tf32RouteKernel::kOwn
+          ? kTf32Tiles[forced.tile_n == 128 ? 1 : 0]
+          : *tf32_tiling(g.M, g.N, g.K, g.batch, multiprocessors(c10::cuda::current_device())).tile;
   const bool along_n = tf32_clusters_along_n(g.M, g.N, t);
   if (t.n == 128) return run_tf32_on_tile<Tile128x128, kOutput>(g, along_n);
   run_tf32_on_tile<Tile128x256, kOutput>(g, along_n);
@@ -755,12 +771,51 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   const int64_t sms = multiprocessors(c10::cuda::current_device());
   // Ampere's kernel where its launch takes B, the output and c (A is given it K-major, in place
   // or packed), so that where it does not, the route is chosen without it.
-  const Tf32BRoute route = tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable, sms,
-                                        GEMMTILES_CUTLASS != 0 && cutlass_tf32_takes_but_a(p));
+  const bool ampere_takes = GEMMTILES_CUTLASS != 0 && cutlass_tf32_takes_but_a(p);
+  const Tf32BRoute model =
+      tf32_b_route(b_shared ? p.batch * p.M : p.M, p.N, p.K, b_batch, b_kmajor, b_readable, sms, ampere_takes);
+  Tf32BRoute route = model;
+  // A forced route (force_tf32_route) in its place, where its kernel can run the problem.
+  const ForcedTf32Route forced = forced_route();
+  const bool foldable = p.batch == 1 || (b_shared && p.out_bs == p.M * p.out_rs);
+  const bool b_as_it_is = b_readable && (b_kmajor || p.N % 4 == 0);  // as tf32_wgmma_b_route reads it
+  if (forced.kernel != Tf32RouteKernel::kModel) {
+    Tf32BRoute f{false, 0.0};
+    bool runs = true;
+    switch (forced.kernel) {
+      case Tf32RouteKernel::kNarrow:
+        for (const TensorCoreTile& t : kTf32NarrowTiles)
+          if (t.n == forced.tile_n) f.narrow = &t;
+        // An N-major B runs as it lies on the 64- and 128-wide tiles, packed K-major on the 32.
+        f.b_as_it_is = b_as_it_is && (b_kmajor || forced.tile_n != 32);
+        runs = foldable && f.narrow;
+        break;
+      case Tf32RouteKernel::kOwn:
+        f.b_as_it_is = b_as_it_is && b_kmajor;
+        break;
+      case Tf32RouteKernel::kTransposing:
+        f.transposes_b = true;
+        f.b_as_it_is = true;
+        runs = !b_kmajor && b_as_it_is && b.cs == 1;
+        break;
+      case Tf32RouteKernel::kAmpere:
+        f.ampere_splits = forced.splits;
+        f.b_as_it_is = true;
+        runs = p.batch == 1 && !b_kmajor && ampere_takes && p.K % 4 == 0;
+        break;
+      case Tf32RouteKernel::kModel:
+        break;
+    }
+    if (runs) {
+      route = f;
+    } else {
+      forced_tf32_route_refused_.store(true, std::memory_order_relaxed);
+    }
+  }
   // K in slices summed apart runs one product; a batch runs the route they stand in for.
   if (p.batch == 1) {
-    const int forced = forced_tf32_slices.load(std::memory_order_relaxed);
-    const Tf32Slices s = forced > 0 ? tf32_slices_of(p.M, p.N, p.K, sms, forced) : route.k_slices;
+    const int forced_slices = forced_tf32_slices.load(std::memory_order_relaxed);
+    const Tf32Slices s = forced_slices > 0 ? tf32_slices_of(p.M, p.N, p.K, sms, forced_slices) : route.k_slices;
     if (s.slices > 0) return run_tf32_slices(g, p, s);
   }
   const bool a_in_place = !(p.batch > 1 && p.a_bs == 0) && tma_readable(a, p.batch, p.M, p.K) && a.cs == 1;
@@ -780,13 +835,17 @@ void launch_tf32_sm90a(const GemmProblem& p) {
     q.a_cs = a.cs;
     if (cutlass_tf32_takes(q))
       return launch_cutlass_tf32_nn(q, route.ampere_splits, c10::cuda::getCurrentCUDAStream());
+    if (forced.kernel == Tf32RouteKernel::kAmpere) {
+      // Refused: the route's own kernel, which Ampere's stands in for where the route has it.
+      forced_tf32_route_refused_.store(true, std::memory_order_relaxed);
+      route = model;
+    }
   }
 #endif
   // The narrow kernel takes one product: a batch sharing B runs as one (folded by
   // run_with_output, where its outputs follow one another) or entry by entry, the route asked
   // of its rows together.
-  const TensorCoreTile* narrow =
-      p.batch == 1 || (b_shared && p.out_bs == p.M * p.out_rs) ? route.narrow : nullptr;
+  const TensorCoreTile* narrow = foldable ? route.narrow : nullptr;
   const bool transposed_b = route.transposes_b && b.cs == 1;
   const bool b_in_place = route.b_as_it_is && (b_kmajor || transposed_b || narrow);
   if (!b_in_place) {
@@ -822,6 +881,11 @@ int64_t stream_k_locks_left_set() { return stream_k_locks().left_set(); }
 
 void force_tf32_splits(int splits) { forced_tf32_splits.store(splits < 0 ? -1 : splits); }
 void force_tf32_slices(int slices) { forced_tf32_slices.store(slices < 2 ? 0 : slices); }
+void force_tf32_route(Tf32RouteKernel kernel, int tile_n, int splits) {
+  forced_tf32_route_refused_.store(false);
+  forced_tf32_route.store(int64_t(kernel) | int64_t(tile_n) << 8 | int64_t(splits) << 24);
+}
+bool forced_tf32_route_refused() { return forced_tf32_route_refused_.load(); }
 
 void launch_tf32x3_sm90a(const GemmProblem& p) {
   // Up to one K slice deep (kTf32x3MinK in auto/plan.h) the tensor cores would sum all the
