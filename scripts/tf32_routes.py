@@ -4,7 +4,9 @@ and 128 x 256, the kernel that transposes an N-major B, and Ampere's kernel on s
 against tf32's own route (what its model picks, tf32_route) and cuBLAS TF32 in the same run,
 under torch's "high"; the bench's timer, microseconds. One CSV row per (product, kernel):
 forced "route" is the model's pick, "cublas-tf32" cuBLAS; a kernel that cannot run the
-product (its launch then runs the route's) is left out.
+product (its launch then runs the route's) is left out. A batch sharing B (--shapes BxMxNxK) is
+asked of its rows as one product, as the launch runs it where it folds: where it does not, the
+route column may name a kernel (Ampere's, K slices) that runs one product only.
 
     python scripts/tf32_routes.py --seed 103 --count 40 --max-rows 512 --out routes.csv
 """

@@ -711,12 +711,14 @@ PyObject* py_force_tf32_slices(PyObject*, PyObject* args) {
 #undef GEMMTILES_SM90A_SETTER
 
 // gemmtiles._C.force_tf32_route(kernel=None, tile_n=0, splits=0): every later tf32 call runs B
-// on `kernel` instead of its route's (tf32_route), for measurement (scripts/tf32_routes.py):
-// "narrow" on tile_n 32, 64 or 128 (C^T's tile 128 x tile_n), "own" (tf32's K-major kernel) on
-// 128 x tile_n, tile_n 128 or 256, "transposing" (an N-major B transposed into registers) or
-// "ampere" (Ampere's TF32 kernel) on `splits`, one of tf32_ampere's; B packed K-major where the
-// kernel cannot read it as it lies. None ends it. A call the kernel cannot run runs its route's,
-// and gemmtiles._C.forced_tf32_route_refused() -> bool says so until the next force_tf32_route.
+// on `kernel` instead of its route's (tf32_route), for measurement (scripts/tf32_routes.py;
+// process-wide, not for concurrent callers): "narrow" on tile_n 32, 64 or 128 (C^T's tile
+// 128 x tile_n) or "own" (tf32's K-major kernel) on 128 x tile_n, tile_n 128 or 256, B packed
+// K-major where they cannot read it as it lies; "transposing" (an N-major B transposed into
+// registers), or "ampere" (Ampere's TF32 kernel) on `splits`, one of tf32_ampere's, on an
+// N-major B read as it lies. None ends it. A call the kernel cannot run (force_tf32_route in
+// tensor_core/tensor_core.h) runs its route's, and gemmtiles._C.forced_tf32_route_refused() ->
+// bool says so until the next force_tf32_route.
 PyObject* py_force_tf32_route(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"kernel", "tile_n", "splits", nullptr};
   const char* kernel = nullptr;
@@ -758,6 +760,7 @@ PyObject* py_force_tf32_route(PyObject*, PyObject* args, PyObject* kwargs) {
   }
 #if GEMMTILES_SM90A
   HANDLE_TH_ERRORS
+  if (k == K::kModel) tile_n = splits = 0;
   gemmtiles::force_tf32_route(k, tile_n, splits);
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS

@@ -26,13 +26,17 @@ void force_tf32_splits(int splits);
 // what its plan gives; a value below 2 ends it.
 void force_tf32_slices(int slices);
 
-// For measurement: every later tf32 call (on any thread) runs B on `kernel` instead of its
-// route's (tf32_b_route in auto/plan.h), on tile_n (the narrow kernel's 32, 64 or 128; tf32's
-// own 128 or 256) or Ampere's kernel on `splits`, B packed K-major where the kernel cannot
-// read it as it lies; kModel ends it. A call the forced kernel cannot run (the transposing or
-// Ampere's kernel on a K-major B, Ampere's where its launch does not take the operands, the
-// narrow kernel on a batch that does not fold into one product) runs its route's, and
-// forced_tf32_route_refused() says so until the next force_tf32_route.
+// For measurement: every later tf32 call (on any thread; process-wide, not for concurrent
+// callers) runs B on `kernel` instead of its route's (tf32_b_route in auto/plan.h): the narrow
+// kernel on 128 x tile_n tiles of C^T (32, 64 or 128) or tf32's own on 128 x tile_n (128 or
+// 256), B packed K-major where they cannot read it as it lies; the transposing kernel, or
+// Ampere's on `splits`, where B is N-major and read as it lies; kModel ends it. A call the
+// forced kernel cannot run (the transposing or Ampere's kernel on a K-major B, or on one not
+// read as it lies, 16-byte aligned lines and N a multiple of 4; Ampere's on a batch, on K off a
+// multiple of 4 or where its launch does not take the output or c; the narrow kernel on a
+// batch that does not fold into one product) runs its route's, and
+// forced_tf32_route_refused() says so until the next force_tf32_route. K slices forced too
+// (force_tf32_slices) run in its place on one product.
 enum class Tf32RouteKernel { kModel, kNarrow, kOwn, kTransposing, kAmpere };
 void force_tf32_route(Tf32RouteKernel kernel, int tile_n, int splits);
 bool forced_tf32_route_refused();

@@ -836,7 +836,9 @@ void launch_tf32_sm90a(const GemmProblem& p) {
     if (cutlass_tf32_takes(q))
       return launch_cutlass_tf32_nn(q, route.ampere_splits, c10::cuda::getCurrentCUDAStream());
     if (forced.kernel == Tf32RouteKernel::kAmpere) {
-      // Refused: the route's own kernel, which Ampere's stands in for where the route has it.
+      // Not expected (ampere_takes asks all of cutlass_tf32_takes but A's layout, which A's
+      // K-major copy meets); refused, should it happen: the route's fields below, those Ampere's
+      // kernel stands in for where the route has it.
       forced_tf32_route_refused_.store(true, std::memory_order_relaxed);
       route = model;
     }
