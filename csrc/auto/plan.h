@@ -708,9 +708,12 @@ inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor, int64_t M) {
   if (b_kmajor || !r.b_as_it_is || r.ampere_splits > 0) return 1.0;
   return r.narrow ? kTf32NarrowTransposedStep : tf32_transposed_step(M);
 }
+// Whether tf32's wgmma kernels read B where it lies: 16-byte aligned lines (b_vec), and for an
+// N-major B, N a multiple of 4 (CUTLASS's alignment).
+inline bool tf32_reads_b_in_place(bool b_kmajor, bool b_vec, int64_t N) { return b_vec && (b_kmajor || N % 4 == 0); }
 inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, bool b_kmajor, bool b_vec,
                                      int64_t sms) {
-  const bool b_readable = b_vec && (b_kmajor || N % 4 == 0);
+  const bool b_readable = tf32_reads_b_in_place(b_kmajor, b_vec, N);
   const auto kmajor = [&](bool as_it_is) {
     const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
     if (n.tile && M <= kTf32NarrowMaxRows) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};

@@ -778,7 +778,7 @@ void launch_tf32_sm90a(const GemmProblem& p) {
   // A forced route (force_tf32_route) in its place, where its kernel can run the problem.
   const ForcedTf32Route forced = forced_route();
   const bool foldable = p.batch == 1 || (b_shared && p.out_bs == p.M * p.out_rs);
-  const bool b_as_it_is = b_readable && (b_kmajor || p.N % 4 == 0);  // as tf32_wgmma_b_route reads it
+  const bool b_as_it_is = tf32_reads_b_in_place(b_kmajor, b_readable, p.N);
   if (forced.kernel != Tf32RouteKernel::kModel) {
     Tf32BRoute f{false, 0.0};
     bool runs = true;
