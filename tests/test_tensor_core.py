@@ -244,11 +244,12 @@ def _is_ampere(name):
 
 # Products on each of tf32's kernels: (m, n, k, layout, the route's kernel). x @ W of few rows
 # with K off a multiple of 4, which Ampere's kernel does not take, runs the narrow kernel; NN's
-# n off a multiple of 4 packs B and writes an output of unaligned rows on tf32's own tiles; the
-# last writes its output through TMA.
+# n off a multiple of 4 packs B and writes an output of unaligned rows, on the narrow kernel
+# where K is shallow (its stores run along C's rows) and on tf32's own tiles where K is deep;
+# the last writes its output through TMA.
 TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), (97, 1024, 261, "NN", "narrow"),
                (40, 520, 1002, "NN", "narrow"), (700, 2048, 200, "NN", "transposing"),
-               (2000, 1030, 300, "NN", "own"), (1500, 2048, 256, "NT", "own")]
+               (2000, 1030, 300, "NN", "narrow"), (3000, 1030, 2000, "NN", "own"), (1500, 2048, 256, "NT", "own")]
 
 
 @needs("tf32")

@@ -296,6 +296,22 @@ def test_tf32_sums_k_slices_apart_on_few_tiles_over_a_deep_k():
     assert _C.tf32_route(m, n, k, 2, True, True, 132, True)[0] != "slices"
 
 
+def test_tf32_writes_unaligned_rows_on_the_narrow_kernel_where_k_is_shallow():
+    """An output whose rows are not 16-byte aligned (N off a multiple of 4): tf32's own tiles
+    store it a float at a time across 8 rows, the narrow kernel's tiles of C^T along C's rows,
+    so past 128 rows the narrow kernel runs it where its extra k steps cost less than the own
+    tiles' stores (a shallow K), and the own tiles where K is deep; an aligned output (through
+    TMA) stays on the own tiles; the tier's work counts the route's k steps."""
+    route = _C.tf32_route(4385, 13058, 230, 1, True, True, 132, True)
+    assert route[:3] == ("narrow", 128, 128), route
+    assert _C.tf32_route(4385, 13056, 230, 1, True, True, 132, True)[0] == "own"
+    assert _C.tf32_route(3000, 1030, 4000, 1, True, True, 132, True)[0] == "own"
+    # x @ W of unaligned N: B packed K-major, then the same choice.
+    assert _C.tf32_route(1795, 4833, 222, 1, False, False, 132, True)[:4] == ("narrow", 128, 128, False)
+    k_steps, by, _ = _C.tensor_core_work(4385, 13058, 230, 1, "tf32", True, True, True, True, 132, True)
+    assert k_steps == pytest.approx(route[4]) and by == 8 * 4385 * 13058
+
+
 def test_ampere_kernel_reads_x_at_w_where_reading_w_is_the_work():
     """x @ W (an N-major W): Ampere's kernel, which reads W as it lies, where the wgmma kernels
     would transpose W^T into registers and reading W is the work (few rows against a large W);

@@ -704,6 +704,23 @@ struct Tf32BRoute {
 // What a byte of B weighs in the read of it on `r`, of M rows: where a wgmma kernel transposes
 // an N-major B^T into registers, its kernel's transposition factor (its loads wait on the
 // transposition as its k steps do); elsewhere 1.
+// tf32's own tiles write an output whose rows are not 16-byte aligned (N not a multiple of 4:
+// no TMA) straight from their accumulators, a float at a time, each store of a warp spread
+// over 8 of C's rows; the narrow kernel's and the transposing kernel's tiles of C^T store along
+// C's rows. Those rows cost kTf32OwnUnalignedOutputBytes more an element, at the model's
+// bandwidth, on top of the output's count in tensor_core_work: fitted, with the route below,
+// on the forced kernels' times of four random samples on the H200 (the own kernel's output at
+// about 0.7 TB/s, the narrow kernel's at about 2; docs/tensor-cores.md).
+inline constexpr double kTf32OwnUnalignedOutputBytes = 8.0;
+inline double tf32_own_output_bytes(int64_t M, int64_t N, int64_t batch) {
+  return N % 4 == 0 ? 0.0 : kTf32OwnUnalignedOutputBytes * double(M) * double(N) * double(batch);
+}
+// Those bytes where r runs tf32's own tiles (neither the narrow nor the transposing kernel,
+// nor Ampere's, nor K slices); else none.
+inline double tf32_output_bytes(const Tf32BRoute& r, int64_t M, int64_t N, int64_t batch) {
+  const bool own = !r.narrow && !r.transposes_b && r.ampere_splits == 0 && r.k_slices.slices == 0;
+  return own ? tf32_own_output_bytes(M, N, batch) : 0.0;
+}
 inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor, int64_t M) {
   if (b_kmajor || !r.b_as_it_is || r.ampere_splits > 0) return 1.0;
   return r.narrow ? kTf32NarrowTransposedStep : tf32_transposed_step(M);
@@ -717,8 +734,11 @@ inline Tf32BRoute tf32_wgmma_b_route(int64_t M, int64_t N, int64_t K, int64_t ba
   const auto kmajor = [&](bool as_it_is) {
     const Tf32Narrow n = tf32_narrow(M, N, K, batch, true, sms);
     if (n.tile && M <= kTf32NarrowMaxRows) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
-    const double own = tf32_tiling(M, N, K, batch, sms).k_steps;  // tf32's own kernel, past those rows
-    if (n.tile && n.k_steps <= own) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
+    // tf32's own kernel, past those rows: its k steps, and its unaligned rows' stores in k steps.
+    const double own = tf32_tiling(M, N, K, batch, sms).k_steps;
+    const double own_output = tf32_own_output_bytes(M, N, batch) / kTensorCoreModel.bytes_per_us /
+                              kTensorCoreModel.wave_k_us;
+    if (n.tile && n.k_steps <= own + own_output) return Tf32BRoute{false, n.k_steps, n.tile, as_it_is};
     return Tf32BRoute{false, own, nullptr, as_it_is};
   };
   if (b_kmajor || !b_readable) return kmajor(b_readable);
@@ -759,6 +779,7 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
   // against the slices alone).
   if (const Tf32Slices sl = tf32_slices(M, N, K, sms); sl.slices > 0) {
     const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor, M)) +
+                            tf32_output_bytes(route, M, N, 1) / m.bytes_per_us +
                             (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);
     const double slices_us =
         sl.us + 3.0 * kPackLaunchUs + 8.0 * (double(M) + double(N)) * double(K) / m.bytes_per_us;
