@@ -701,16 +701,17 @@ struct Tf32BRoute {
   // theirs); the fields above are the route they stand in for in a batch.
   Tf32Slices k_slices = {};
 };
-// What a byte of B weighs in the read of it on `r`, of M rows: where a wgmma kernel transposes
-// an N-major B^T into registers, its kernel's transposition factor (its loads wait on the
-// transposition as its k steps do); elsewhere 1.
-// tf32's own tiles write an output whose rows are not 16-byte aligned (N not a multiple of 4:
-// no TMA) straight from their accumulators, a float at a time, each store of a warp spread
-// over 8 of C's rows; the narrow kernel's and the transposing kernel's tiles of C^T store along
-// C's rows. Those rows cost kTf32OwnUnalignedOutputBytes more an element, at the model's
-// bandwidth, on top of the output's count in tensor_core_work: fitted, with the route below,
-// on the forced kernels' times of four random samples on the H200 (the own kernel's output at
-// about 0.7 TB/s, the narrow kernel's at about 2; docs/tensor-cores.md).
+// tf32's own tiles write an output whose rows are not 16-byte aligned (N not a multiple of 4,
+// as a new output's rows are laid out: no TMA) straight from their accumulators, a float at a
+// time, each store of a warp spread over 8 of C's rows; the narrow kernel's and the
+// transposing kernel's tiles of C^T store along C's rows. Those rows cost
+// kTf32OwnUnalignedOutputBytes an element more than the narrow kernel's, at the model's
+// bandwidth (the own kernel's output ran at about 0.7 TB/s, the narrow kernel's at about 2):
+// fitted on the forced kernels' times of four random samples on the H200
+// (docs/tensor-cores.md). They weigh in tf32's choice of kernel (tf32_wgmma_b_route, and the
+// K slices' test in tf32_b_route), not in the tier's work (tensor_core_work): counted there,
+// batches of unaligned rows, which the narrow kernel does not run, moved to the exact kernels,
+// which cuBLAS fp32's times on them say run slower.
 inline constexpr double kTf32OwnUnalignedOutputBytes = 8.0;
 inline double tf32_own_output_bytes(int64_t M, int64_t N, int64_t batch) {
   return N % 4 == 0 ? 0.0 : kTf32OwnUnalignedOutputBytes * double(M) * double(N) * double(batch);
@@ -721,6 +722,9 @@ inline double tf32_output_bytes(const Tf32BRoute& r, int64_t M, int64_t N, int64
   const bool own = !r.narrow && !r.transposes_b && r.ampere_splits == 0 && r.k_slices.slices == 0;
   return own ? tf32_own_output_bytes(M, N, batch) : 0.0;
 }
+// What a byte of B weighs in the read of it on `r`, of M rows: where a wgmma kernel transposes
+// an N-major B^T into registers, its kernel's transposition factor (its loads wait on the
+// transposition as its k steps do); elsewhere 1.
 inline double tf32_b_weight(const Tf32BRoute& r, bool b_kmajor, int64_t M) {
   if (b_kmajor || !r.b_as_it_is || r.ampere_splits > 0) return 1.0;
   return r.narrow ? kTf32NarrowTransposedStep : tf32_transposed_step(M);
