@@ -249,7 +249,7 @@ def _is_ampere(name):
 # the last writes its output through TMA.
 TF32_ROUTES = [(7, 300, 200, "NT", "narrow"), (100, 1000, 515, "NT", "narrow"), (97, 1024, 261, "NN", "narrow"),
                (40, 520, 1002, "NN", "narrow"), (700, 2048, 200, "NN", "transposing"),
-               (2000, 1030, 300, "NN", "narrow"), (3000, 1030, 2000, "NN", "own"), (1500, 2048, 256, "NT", "own")]
+               (2000, 1030, 300, "NN", "narrow"), (3000, 1030, 4000, "NN", "own"), (1500, 2048, 256, "NT", "own")]
 
 
 @needs("tf32")

@@ -304,13 +304,13 @@ def test_tf32_writes_unaligned_rows_on_the_narrow_kernel_where_k_is_shallow():
     so past 128 rows the narrow kernel runs it where its extra k steps cost less than the own
     tiles' stores (a shallow K), and the own tiles where K is deep; an aligned output (through
     TMA) stays on the own tiles; the tier's work counts the route's k steps."""
-    route = _C.tf32_route(4385, 13058, 230, 1, True, True, 132, True)
-    assert route[:3] == ("narrow", 128, 128), route
-    assert _C.tf32_route(4385, 13056, 230, 1, True, True, 132, True)[0] == "own"
+    route = _C.tf32_route(4385, 13058, 232, 1, True, True, 132, True)
+    assert route[:4] == ("narrow", 128, 128, True), route
+    assert _C.tf32_route(4385, 13056, 232, 1, True, True, 132, True)[0] == "own"
     assert _C.tf32_route(3000, 1030, 4000, 1, True, True, 132, True)[0] == "own"
     # x @ W of unaligned N: B packed K-major, then the same choice.
     assert _C.tf32_route(1795, 4833, 222, 1, False, False, 132, True)[:4] == ("narrow", 128, 128, False)
-    k_steps, by, _ = _C.tensor_core_work(4385, 13058, 230, 1, "tf32", True, True, True, True, 132, True)
+    k_steps, by, _ = _C.tensor_core_work(4385, 13058, 232, 1, "tf32", True, True, True, True, 132, True)
     assert k_steps == pytest.approx(route[4]) and by == 8 * 4385 * 13058
 
 

@@ -684,7 +684,8 @@ inline Tf32Slices tf32_slices(int64_t M, int64_t N, int64_t K, int64_t sms) {
 // needs the lines alone, and reads any K, filling the last slice past it with zeros) and a
 // kernel takes it so; else packed K-major first. A K-major B runs on the
 // narrow kernel above up to kTf32NarrowMaxRows, and past them where its k steps are no more
-// than those of tf32_tiling's tiles (tf32's own kernel; on a tie of their 128 x 128 tiles the
+// than those of tf32_tiling's tiles (tf32's own kernel) with, on rows not 16-byte aligned, the
+// own tiles' stores of them (tf32_own_output_bytes; on a tie of their 128 x 128 tiles the
 // narrow kernel ran faster on most products measured, docs/tensor-cores.md). An N-major B runs as it is on the narrow
 // kernel up to kTf32NarrowMaxRows; past them on the kernel that transposes it, where that
 // costs less than the pack and the K-major route. launch_tf32_sm90a and tensor_core_work both
@@ -707,20 +708,15 @@ struct Tf32BRoute {
 // transposing kernel's tiles of C^T store along C's rows. Those rows cost
 // kTf32OwnUnalignedOutputBytes an element more than the narrow kernel's, at the model's
 // bandwidth (the own kernel's output ran at about 0.7 TB/s, the narrow kernel's at about 2):
-// fitted on the forced kernels' times of four random samples on the H200
-// (docs/tensor-cores.md). They weigh in tf32's choice of kernel (tf32_wgmma_b_route, and the
-// K slices' test in tf32_b_route), not in the tier's work (tensor_core_work): counted there,
-// batches of unaligned rows, which the narrow kernel does not run, moved to the exact kernels,
-// which cuBLAS fp32's times on them say run slower.
+// chosen on the forced kernels' times of four random samples on the H200, within a flat
+// range of 4-10 (docs/tensor-cores.md). They weigh in tf32's choice of kernel
+// (tf32_wgmma_b_route), not in the tier's work (tensor_core_work): there they priced shallow
+// batches of a B per entry (which the narrow kernel does not run) above their measured time,
+// and moved them to the exact kernels, which cuBLAS fp32's times on them say run slower
+// (docs/tensor-cores.md).
 inline constexpr double kTf32OwnUnalignedOutputBytes = 8.0;
 inline double tf32_own_output_bytes(int64_t M, int64_t N, int64_t batch) {
   return N % 4 == 0 ? 0.0 : kTf32OwnUnalignedOutputBytes * double(M) * double(N) * double(batch);
-}
-// Those bytes where r runs tf32's own tiles (neither the narrow nor the transposing kernel,
-// nor Ampere's, nor K slices); else none.
-inline double tf32_output_bytes(const Tf32BRoute& r, int64_t M, int64_t N, int64_t batch) {
-  const bool own = !r.narrow && !r.transposes_b && r.ampere_splits == 0 && r.k_slices.slices == 0;
-  return own ? tf32_own_output_bytes(M, N, batch) : 0.0;
 }
 // What a byte of B weighs in the read of it on `r`, of M rows: where a wgmma kernel transposes
 // an N-major B^T into registers, its kernel's transposition factor (its loads wait on the
@@ -783,7 +779,6 @@ inline Tf32BRoute tf32_b_route(int64_t M, int64_t N, int64_t K, int64_t batch, b
   // against the slices alone).
   if (const Tf32Slices sl = tf32_slices(M, N, K, sms); sl.slices > 0) {
     const double route_us = time_us(route.k_steps, tf32_b_weight(route, b_kmajor, M)) +
-                            tf32_output_bytes(route, M, N, 1) / m.bytes_per_us +
                             (route.b_as_it_is ? 0.0 : kPackLaunchUs + 8.0 * double(K) * double(N) / m.bytes_per_us);
     const double slices_us =
         sl.us + 3.0 * kPackLaunchUs + 8.0 * (double(M) + double(N)) * double(K) / m.bytes_per_us;
