@@ -127,6 +127,40 @@ def run_tf32_slices() -> None:
     print(f"tf32: {len(TF32_SLICES_CASES)} forced K-slices cases ok", flush=True)
 
 
+# Each of tf32's routes forced (_C.force_tf32_route) on unaligned products of each layout,
+# operands off 4 and 12 bytes, past 128 rows on rows of N off a multiple of 4, and a batch
+# sharing B: the cases above reach only the route tf32's model picks for them. A route whose
+# kernel cannot take a case runs the model's route there (forced_tf32_route_refused).
+TF32_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
+               ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
+TF32_ROUTE_CASES = [
+    (96, 1000, 516, "row", "row", 0, 0, None),  # NN: B N-major, read where it lies
+    (50, 999, 515, "row", "row", 0, 0, None),  # NN, N off a multiple of 4: B packed
+    (96, 1000, 516, "row", "col", 1, 1, None),  # NT, operands off 4 bytes
+    (300, 1030, 300, "row", "col", 0, 0, None),  # NT past 128 rows, C's rows off 16 bytes
+    (300, 257, 1000, "col", "row", 0, 3, None),  # TN, operands off 12 bytes
+    (131, 70, 203, "col", "col", 2, 1, None),  # TT
+    (45, 70, 61, "row", "row", 0, 0, 3),  # NN, a batch sharing B
+]
+
+
+def run_tf32_routes() -> None:
+    """tf32 with each of TF32_ROUTES forced on each of TF32_ROUTE_CASES."""
+    from gemmtiles._ops import _C
+
+    ran = refused = 0
+    try:
+        for route in TF32_ROUTES:
+            for case in TF32_ROUTE_CASES:
+                _C.force_tf32_route(*route)  # each case's refusal apart: forcing clears it
+                run_case("tf32", *case)
+                ran += 1
+                refused += _C.forced_tf32_route_refused()
+    finally:
+        _C.force_tf32_route()
+    print(f"tf32: {ran} forced route cases ok ({refused} ran the model's route)", flush=True)
+
+
 # c in the layouts that the tensor-core tiers read where they lie, along c's own strides (rows of
 # a wider tensor, a mask shared by a batch's entries, a row per entry), or copy into the output
 # first (rows off 16 bytes for a kernel writing through TMA, rows per entry of a batch sharing B),
@@ -210,6 +244,7 @@ def main() -> int:
         print(f"{tier}: {len(CASES)} cases ok", flush=True)
         if tier == "tf32":
             run_tf32_slices()
+            run_tf32_routes()
         if tier in ("tf32", "tf32x3"):
             run_c_layouts(tier)
         if tier != "auto":
