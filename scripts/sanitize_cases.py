@@ -127,10 +127,11 @@ def run_tf32_slices() -> None:
     print(f"tf32: {len(TF32_SLICES_CASES)} forced K-slices cases ok", flush=True)
 
 
-# Each of tf32's routes forced (_C.force_tf32_route) on unaligned products of each layout,
-# operands off 4 and 12 bytes, past 128 rows on rows of N off a multiple of 4, and a batch
-# sharing B: the cases above reach only the route tf32's model picks for them. A route whose
-# kernel cannot take a case runs the model's route there (forced_tf32_route_refused).
+# Each of tf32's routes forced (_C.force_tf32_route) on an aligned product (the one the
+# transposing kernel and Ampere's take) and unaligned ones of each layout: operands off 4 and
+# 12 bytes, past 128 rows on rows of N off a multiple of 4, and a batch sharing B. The cases
+# above reach only the route tf32's model picks for them. A route whose kernel cannot take a
+# case runs the model's route there (forced_tf32_route_refused).
 TF32_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
                ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
 TF32_ROUTE_CASES = [
