@@ -131,6 +131,13 @@ FUZZ_BATCH_MODES = [None, None, None, "both", "a", "b", "a1"]
 FUZZ_C_KINDS = [None, "full", "row", "col"]
 
 
+# Each of tf32's routes as gemmtiles._C.force_tf32_route takes them, (kernel, tile_n, splits):
+# the narrow kernel on its three widths, tf32's own on its two tiles, the transposing kernel
+# and Ampere's on one and three splits (tests/test_tensor_core.py, scripts/sanitize_cases.py).
+TF32_FORCED_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
+                      ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
+
+
 def fuzz_batches(mode, size):
     """(A's batch, B's batch) for a FUZZ_BATCH_MODES mode of `size` entries (None: no batch)."""
     return {None: (None, None), "both": (size, size), "a": (size, None), "b": (None, size), "a1": (1, size)}[mode]

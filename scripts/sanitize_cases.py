@@ -11,7 +11,7 @@ import torch
 
 import gemmtiles
 from gemmtiles._tiers import BY_NAME
-from gemmtiles.testing import assert_gemm_close, operand
+from gemmtiles.testing import TF32_FORCED_ROUTES, assert_gemm_close, operand
 
 CASES = [
     # m, n, k, a layout, b layout, pad, offset, batch
@@ -127,13 +127,11 @@ def run_tf32_slices() -> None:
     print(f"tf32: {len(TF32_SLICES_CASES)} forced K-slices cases ok", flush=True)
 
 
-# Each of tf32's routes forced (_C.force_tf32_route) on an aligned product (the one the
+# Each of tf32's routes (TF32_FORCED_ROUTES) forced on an aligned product (the one the
 # transposing kernel and Ampere's take) and unaligned ones of each layout: operands off 4 and
 # 12 bytes, past 128 rows on rows of N off a multiple of 4, and a batch sharing B. The cases
 # above reach only the route tf32's model picks for them. A route whose kernel cannot take a
 # case runs the model's route there (forced_tf32_route_refused).
-TF32_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
-               ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
 TF32_ROUTE_CASES = [
     (96, 1000, 516, "row", "row", 0, 0, None),  # NN: B N-major, read where it lies
     (50, 999, 515, "row", "row", 0, 0, None),  # NN, N off a multiple of 4: B packed
@@ -146,12 +144,12 @@ TF32_ROUTE_CASES = [
 
 
 def run_tf32_routes() -> None:
-    """tf32 with each of TF32_ROUTES forced on each of TF32_ROUTE_CASES."""
+    """tf32 with each of TF32_FORCED_ROUTES forced on each of TF32_ROUTE_CASES."""
     from gemmtiles._ops import _C
 
     ran = refused = 0
     try:
-        for route in TF32_ROUTES:
+        for route in TF32_FORCED_ROUTES:
             for case in TF32_ROUTE_CASES:
                 _C.force_tf32_route(*route)  # each case's refusal apart: forcing clears it
                 run_case("tf32", *case)

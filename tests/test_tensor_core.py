@@ -17,8 +17,8 @@ from gemmtiles._ops import _C
 from gemmtiles._tiers import BY_NAME
 from gemmtiles.bench import cublas_matmul
 from gemmtiles.exact_fit import _flags
-from gemmtiles.testing import (CUDA, accuracy_operands, assert_gemm_close, kernels_run, log_normal_operands,
-                               relative_error)
+from gemmtiles.testing import (CUDA, TF32_FORCED_ROUTES, accuracy_operands, assert_gemm_close, kernels_run,
+                               log_normal_operands, relative_error)
 
 
 def _unavailable(tier):
@@ -560,8 +560,6 @@ def test_force_tf32_route_checks_its_arguments():
 # the transposing one need it as it lies).
 FORCED_ROUTE_PROBLEMS = [(96, 1000, 516, "NN", set()), (96, 1000, 516, "NT", {"transposing", "ampere"}),
                          (50, 999, 515, "NN", {"transposing", "ampere"}), (300, 256, 1000, "TN", set())]
-FORCED_ROUTES = [("narrow", 32, 0), ("narrow", 64, 0), ("narrow", 128, 0), ("own", 128, 0), ("own", 256, 0),
-                 ("transposing", 0, 0), ("ampere", 0, 1), ("ampere", 0, 3)]
 
 
 @needs("tf32")
@@ -572,7 +570,7 @@ def test_tf32_forced_routes_run_right(m, n, k, layout, refused):
     a, b = bench.operands(bench.Shape(m, n, k, layout), torch.Generator().manual_seed(m + k), torch.device("cuda"))
     c = torch.randn(m, n, device="cuda")
     try:
-        for kernel, tile_n, splits in FORCED_ROUTES:
+        for kernel, tile_n, splits in TF32_FORCED_ROUTES:
             _C.force_tf32_route(kernel, tile_n, splits)
             names = kernels_run(lambda: gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=-1.5, tier="tf32"))
             out = gemmtiles.sgemm(a, b, c=c, alpha=0.5, beta=-1.5, tier="tf32")
